@@ -1,0 +1,107 @@
+#include "cli/cli.hpp"
+
+#include "cli/demo_server.hpp"
+#include "cli/serve.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <string>
+
+namespace sluice::cli {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+void add_common(CLI::App& app, CommonOptions& o) {
+  app.add_option("--config", o.configs, "Also read this .mcp.json file (after discovery)")
+      ->type_name("FILE");
+  app.add_option("--project", o.project,
+                 "Project directory (default: walk up from the working directory to the first "
+                 "folder holding .mcp.json or .git)")
+      ->type_name("DIR");
+  app.add_flag("--no-discover", o.no_discover,
+               "Read only --config files: no project, ~/.mcp.json or ~/.claude/.mcp.json");
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  app.add_option("--log-file", o.log_file, "Append logs to this file instead of stderr")
+      ->type_name("FILE");
+  app.add_option("--max-message-bytes", o.limits.max_message_bytes,
+                 "Largest JSON-RPC message accepted")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
+      ->capture_default_str();
+}
+
+std::string self_path(const char* argv0) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) return std::string(buf, static_cast<std::size_t>(n));
+  return argv0;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
+  app.set_version_flag("--version", std::string("sluice ") + kVersion);
+  app.require_subcommand(0, 1);
+  // Usage errors name the problem, never the rejected text (DESIGN.md: never echo a value).
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    return "sluice: invalid command line (" + e.get_name() + "); see `" + a->get_name() +
+           " --help`\n";
+  });
+
+  CommonOptions common;
+  add_common(app, common);
+  std::string expose = "meta";
+  app.add_option("--expose", expose, "What the client sees: meta (the gateway.* meta-tools)")
+      ->check(CLI::IsMember({"meta"}))
+      ->capture_default_str();
+
+  CommonOptions serve_opts;
+  auto* serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
+  add_common(*serve, serve_opts);
+  serve->add_option("--expose", expose, "What the client sees: meta")
+      ->check(CLI::IsMember({"meta"}));
+
+  CommonOptions call_opts;
+  std::string tool_id, args = "{}";
+  bool call_json = false;
+  int timeout_ms = 60000;
+  auto* call = app.add_subcommand("call", "Call one tool through the gateway and print its result");
+  add_common(*call, call_opts);
+  call->add_option("tool_id", tool_id, "SERVER::TOOL")->required();
+  call->add_option("--args", args, "Arguments as a JSON object")->capture_default_str();
+  call->add_flag("--json", call_json, "Print the raw MCP result (byte-exact JSON)");
+  call->add_option("--timeout-ms", timeout_ms, "Call timeout")
+      ->check(CLI::Range(1000, 600000))
+      ->capture_default_str();
+
+  CommonOptions servers_opts;
+  bool servers_json = false, probe = false;
+  auto* servers = app.add_subcommand("servers", "List configured servers, their source and status");
+  add_common(*servers, servers_opts);
+  servers->add_flag("--json", servers_json, "Print JSON");
+  servers->add_flag("--probe", probe, "Start each server, list its tools, report, stop it");
+
+  auto* demo = app.add_subcommand("demo", "A guided tour: a real MCP client drives sluice");
+  auto* demo_server = app.add_subcommand("demo-server", "The built-in demo downstream (stdio)");
+  demo_server->group("");  // internal: started by `sluice demo`
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  if (*call) return call_tool(call_opts, tool_id, args, call_json, timeout_ms);
+  if (*servers) return list_servers(servers_opts, servers_json, probe);
+  if (*demo) return run_demo(self_path(argv[0]));
+  if (*demo_server) return run_demo_server();
+  return serve_stdio(*serve ? serve_opts : common);
+}
+
+}  // namespace sluice::cli

@@ -1,0 +1,152 @@
+// `sluice call` and `sluice servers`: a gateway in this process, no client session.
+#include "cli/serve.hpp"
+#include "core/describe.hpp"
+#include "core/json.hpp"
+#include "gateway/gateway.hpp"
+#include "process/child.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <signal.h>
+
+#include <cstdio>
+
+namespace sluice::cli {
+namespace asio = boost::asio;
+namespace bj = boost::json;
+
+namespace {
+
+// Prints a CallToolResult for a person: text content as is (escaped), other content by
+// kind, structuredContent as JSON. Returns whether the result was an error.
+bool print_result(std::string_view result_json) {
+  bj::error_code ec;
+  bj::value v = bj::parse(result_json, ec);
+  if (ec || !v.is_object()) {
+    print_err("sluice: the server's result is not a JSON object");
+    return true;
+  }
+  const auto& obj = v.get_object();
+  bool is_error = false;
+  if (const auto* e = obj.if_contains("isError"); e && e->is_bool()) is_error = e->get_bool();
+  auto print = is_error ? print_err : print_out;
+  if (const auto* content = obj.if_contains("content"); content && content->is_array()) {
+    for (const auto& item : content->get_array()) {
+      if (!item.is_object()) continue;
+      const auto& io = item.get_object();
+      const auto* type = io.if_contains("type");
+      const auto* text = io.if_contains("text");
+      if (type && type->is_string() && type->get_string() == "text" && text &&
+          text->is_string()) {
+        print(text->get_string());
+      } else if (type && type->is_string()) {
+        print(fmt::format("[{} content]", std::string_view(type->get_string())));
+      }
+    }
+  }
+  if (const auto* sc = obj.if_contains("structuredContent"); sc && !is_error) {
+    print_out("structuredContent: " + bj::serialize(*sc));
+  }
+  return is_error;
+}
+
+}  // namespace
+
+int call_tool(const CommonOptions& options, const std::string& tool_id, const std::string& args,
+              bool json_output, int timeout_ms) {
+  if (!setup_logging(options)) return 2;
+  ::signal(SIGPIPE, SIG_IGN);
+  process::become_subreaper();
+  auto parsed = core::json::parse_strict(args, {options.limits.max_json_depth});
+  if (!parsed || !parsed->is_object()) {
+    print_err(parsed ? fmt::format("sluice: --args must be a JSON object, not {}",
+                                   core::describe_kind(*parsed))
+                     : "sluice: --args is not valid JSON: " + parsed.error().message);
+    return 2;
+  }
+  asio::io_context io;
+  gateway::GatewayOptions gw_options;
+  gw_options.limits = options.limits;
+  gateway::Gateway gw(io, load_config(options), gw_options);
+  gw.start();
+  int exit_code = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        auto outcome = co_await gw.invoke(tool_id, args, std::chrono::milliseconds(timeout_ms),
+                                          nullptr, "", {});
+        if (json_output) {
+          std::string line = outcome.result_json + "\n";
+          std::fwrite(line.data(), 1, line.size(), stdout);
+          bj::error_code ec;
+          bj::value v = bj::parse(outcome.result_json, ec);
+          bool is_error = !ec && v.is_object() && v.get_object().if_contains("isError") &&
+                          v.get_object().at("isError") == true;
+          exit_code = is_error ? 1 : 0;
+        } else {
+          exit_code = print_result(outcome.result_json) ? 1 : 0;
+        }
+        co_await gw.shutdown();
+        process::kill_adopted_orphans({});
+      },
+      asio::detached);
+  io.run();
+  std::fflush(stdout);
+  return exit_code;
+}
+
+int list_servers(const CommonOptions& options, bool json_output, bool probe) {
+  if (!setup_logging(options)) return 2;
+  ::signal(SIGPIPE, SIG_IGN);
+  process::become_subreaper();
+  auto config = load_config(options);
+  for (const auto& w : config->warnings) print_err("warning: " + w);
+  asio::io_context io;
+  gateway::GatewayOptions gw_options;
+  gw_options.limits = options.limits;
+  gateway::Gateway gw(io, config, gw_options);
+  bj::array rows;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        if (probe) {
+          for (const auto& d : gw.downstreams()) co_await d->ensure_started();
+        }
+        bj::object health = gw.health();
+        rows = health.at("servers").as_array();
+        co_await gw.shutdown();
+        process::kill_adopted_orphans({});
+      },
+      asio::detached);
+  io.run();
+  if (json_output) {
+    std::string line = bj::serialize(bj::object{{"servers", rows}}) + "\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    return 0;
+  }
+  if (rows.empty()) {
+    print_out("no servers configured (looked for .mcp.json in the project, ~/.mcp.json, "
+              "~/.claude/.mcp.json and --config files)");
+    return 0;
+  }
+  for (const auto& r : rows) {
+    const auto& o = r.as_object();
+    std::string status(o.at("status").as_string());
+    std::string line = fmt::format("{:<24} {:<22} {:<6}", std::string_view(o.at("name").as_string()),
+                                   status, std::string_view(o.at("transport").as_string()));
+    if (probe) line += fmt::format(" {:>4} tools", o.at("tool_count").to_number<std::int64_t>());
+    line += "  " + std::string(o.at("source").as_string());
+    if (probe && o.at("last_error").is_string()) {
+      line += "\n    last error: " + std::string(o.at("last_error").as_string());
+    }
+    print_out(line);
+  }
+  return 0;
+}
+
+}  // namespace sluice::cli

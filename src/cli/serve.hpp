@@ -1,0 +1,44 @@
+#pragma once
+// Running a gateway in this process: the shared setup of `serve`, `call` and `servers`.
+#include "config/gateway_config.hpp"
+#include "core/limits.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::cli {
+
+struct CommonOptions {
+  std::vector<std::string> configs;  // --config, repeatable
+  std::string project;               // --project
+  std::string log_level = "info";
+  std::string log_file;
+  bool no_discover = false;  // read only the --config files
+  core::Limits limits;
+};
+
+// Configures logging; returns false (after printing why) on a bad level.
+bool setup_logging(const CommonOptions& options);
+std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& options);
+
+// `sluice serve`: MCP over stdin/stdout until EOF or a shutdown signal. Exit code.
+int serve_stdio(const CommonOptions& options);
+
+// `sluice call SERVER::TOOL --args JSON`.
+int call_tool(const CommonOptions& options, const std::string& tool_id, const std::string& args,
+              bool json_output, int timeout_ms);
+
+// `sluice servers`.
+int list_servers(const CommonOptions& options, bool json_output, bool probe);
+
+// `sluice demo`.
+int run_demo(const std::string& self_path);
+
+// Human-facing output: every line through display_safe.
+void print_out(std::string_view text);
+void print_err(std::string_view text);
+
+}  // namespace sluice::cli

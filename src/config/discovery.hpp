@@ -1,0 +1,48 @@
+#pragma once
+// Discovery and merge of `.mcp.json` files into one GatewayConfig.
+//
+// Contract: discover() reads, in this order,
+//   1. the project file `<project>/.mcp.json`: <project> is --project when given, else
+//      find_project_dir(cwd, home); no project, no project file;
+//   2. `~/.mcp.json`, then `~/.claude/.mcp.json` (when a home is given);
+//   3. each --config file, in the order given.
+// With `search` false (--no-discover) only step 3 runs; project_dir is still determined.
+// A file reached twice (same file after resolving symlinks) is read once, at its first place.
+// A missing file is skipped silently, except a --config file (a warning). A file that cannot
+// be read or is malformed yields exactly one warning naming the file and the problem, and
+// none of its servers or autoStart names are used; every other file is served. The first
+// definition of a server name wins; later ones are ignored without a warning (each server
+// records its source_file). autoStart lists are merged in order without duplicates.
+// Never throws for anything found on disk; touches nothing but the files it reads (and the
+// metadata of the folders it walks). Relative paths in the options resolve against `cwd`.
+#include "config/gateway_config.hpp"
+#include "config/mcp_json.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace sluice::config {
+
+struct DiscoveryOptions {
+  std::optional<std::filesystem::path> project_dir;     // --project
+  std::filesystem::path cwd;                            // walk-up start; empty: getcwd
+  std::optional<std::filesystem::path> home;            // $HOME; nullopt or empty: none
+  std::vector<std::filesystem::path> explicit_configs;  // --config, repeatable
+  EnvLookup getenv;                                     // for ${VAR}; empty: nothing set
+  std::size_t max_file_bytes = kMaxConfigFileBytes;
+  // False (`--no-discover`): read only explicit_configs, no project or user files.
+  bool search = true;
+};
+
+GatewayConfig discover(const DiscoveryOptions& options);
+
+// The project directory for a working directory: the nearest of `cwd` and its ancestors that
+// holds a `.mcp.json` or a `.git` (a folder, or a file as in a git worktree). The walk stops
+// below `home`: the home directory and its ancestors are never a project (their `.mcp.json`
+// is the user's own file, read in step 2). Absolute and normalised; nullopt when none.
+std::optional<std::filesystem::path> find_project_dir(
+    const std::filesystem::path& cwd, const std::optional<std::filesystem::path>& home);
+
+}  // namespace sluice::config

@@ -1,0 +1,82 @@
+#pragma once
+// The downstream servers sluice serves, as read from `.mcp.json` files.
+//
+// Contract: these are plain immutable values. discover() (discovery.hpp) builds one
+// GatewayConfig once; the gateway shares it read-only as std::shared_ptr<const GatewayConfig>
+// and replaces it whole on a reload, never edits it. Every string in `warnings` is
+// display-safe (escaped for a terminal) and value-free: it names files, JSON paths, server
+// names and variable names, never a value read from a file or the environment.
+// docs/configuration.md describes the format and the rules.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace sluice::config {
+
+// Looks up one variable for `${VAR}` interpolation: the value, or nullopt when unset.
+// Injected so that tests never read the process environment; the caller composes the
+// process environment and the env stores. An empty function means "nothing is set".
+using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
+
+// A child process speaking MCP over its stdin/stdout.
+struct StdioServer {
+  // Absolute when the file gave a path (a relative one containing '/' is resolved against
+  // the config file's folder); a bare name (no '/') is kept as is and looked up in PATH at
+  // spawn time.
+  std::string command;
+  std::vector<std::string> args;
+  // In file order; names unique, non-empty, without '=' or NUL.
+  std::vector<std::pair<std::string, std::string>> env;
+  // Absolute (a relative one is resolved against the config file's folder), or empty when not
+  // configured.
+  std::string cwd;
+};
+
+// A remote server over Streamable HTTP ("http") or the legacy HTTP+SSE transport ("sse").
+struct RemoteServer {
+  std::string type;  // "http" | "sse"
+  std::string url;
+  // In file order; names are HTTP tokens, unique ignoring case; values hold no control
+  // character other than tab.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Which discovery step a file came from. Servers from a project file need the operator's
+// approval of that file before they run (DESIGN.md, "Untrusted config does not run").
+enum class Origin { project, user, explicit_file };
+
+struct ServerConfig {
+  std::string name;  // valid per is_valid_server_name() (mcp_json.hpp)
+  std::variant<StdioServer, RemoteServer> transport;
+  std::string source_file;  // absolute path of the file that defined it
+  Origin origin = Origin::explicit_file;
+  // Variables referenced without a default that were unset, or whose value cannot be used
+  // where it is referenced (a control character in a header); each was substituted with
+  // the empty string (or its default). In order of first use, unique. Non-empty means the
+  // server will likely not work as configured: the gateway reports these names instead of
+  // starting it.
+  std::vector<std::string> missing_variables;
+  // Why each missing variable is missing, one display-safe, value-free line each, naming the
+  // server, its file and the variable. Also part of GatewayConfig::warnings.
+  std::vector<std::string> warnings;
+};
+
+struct GatewayConfig {
+  // In discovery order; names unique (the first definition wins).
+  std::vector<ServerConfig> servers;
+  // Merged in discovery order, unique. Names may also refer to servers defined elsewhere.
+  std::vector<std::string> auto_start;
+  // Absolute paths of every file found, in discovery order: accepted or left out (warned).
+  std::vector<std::string> files_read;
+  // Absolute; from --project or the walk-up; nullopt when there is no project.
+  std::optional<std::filesystem::path> project_dir;
+  // Display-safe, value-free, one line each, in the order found.
+  std::vector<std::string> warnings;
+};
+
+}  // namespace sluice::config

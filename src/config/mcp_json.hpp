@@ -1,0 +1,51 @@
+#pragma once
+// Parsing and validation of one `.mcp.json` file.
+//
+// Contract: a file is accepted whole or rejected whole. On rejection the Error holds exactly
+// one value-free problem: the JSON path (fixed keys of the format by name, any other key as
+// `entry`), the kind of problem and the type of the offending value, never the value or an
+// unknown key. A file is rejected for invalid JSON (syntax, duplicate key, nesting deeper
+// than 64), a wrong type anywhere in the format, an invalid server name, a bad header or
+// variable name, or a control character where none may appear. Unknown keys are ignored.
+// Interpolation problems (an unset variable) never reject a file: they become
+// ServerConfig::missing_variables and ServerConfig::warnings. A leading UTF-8 byte order mark
+// is skipped.
+// Pure functions apart from reading the file; safe to call from any thread.
+#include "config/gateway_config.hpp"
+#include "core/error.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::config {
+
+// Config files larger than this are rejected unread.
+inline constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
+
+// The servers and auto-start names of one accepted file.
+struct ConfigFile {
+  std::vector<ServerConfig> servers;    // in file order
+  std::vector<std::string> auto_start;  // in file order, unique
+};
+
+// Parses `text` as the content of `file`, which must be absolute: relative `command` paths
+// and `cwd` resolve against its folder, and it becomes each server's source_file.
+core::Result<ConfigFile> parse_text(std::string_view text, const std::filesystem::path& file,
+                                    Origin origin, const EnvLookup& lookup);
+
+// Reads `file` (absolute; a regular file of at most `max_bytes`) and parses it. The Error
+// does not name the file; the caller adds it. A missing file is an error like any other
+// unreadable one: callers that skip missing files test for them first.
+core::Result<ConfigFile> parse_file(const std::filesystem::path& file, Origin origin,
+                                    const EnvLookup& lookup,
+                                    std::size_t max_bytes = kMaxConfigFileBytes);
+
+// Server names: 1 to 64 characters of [A-Za-z0-9_.-], starting with a letter or digit, with
+// no "__" and no trailing '_'. So `server__tool` (aggregated tool names) splits unambiguously
+// at the first "__", and `server::tool` at the first "::".
+bool is_valid_server_name(std::string_view name);
+
+}  // namespace sluice::config

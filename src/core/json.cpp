@@ -1,0 +1,250 @@
+#include "core/json.hpp"
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_stack.hpp>
+
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace sluice::core::json {
+namespace bj = boost::json;
+
+namespace {
+
+// A basic_parser handler that builds the DOM through value_stack, like boost::json::parser,
+// and records each object's member count in the order objects close (post-order), so a walk
+// of the finished DOM can find objects that lost members to duplicate keys.
+class StrictHandler {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  bj::value_stack stack;
+  std::vector<std::size_t> object_sizes;
+
+  bool on_document_begin(bj::error_code&) { return true; }
+  bool on_document_end(bj::error_code&) { return true; }
+  bool on_array_begin(bj::error_code&) { return true; }
+  bool on_array_end(std::size_t n, bj::error_code&) {
+    stack.push_array(n);
+    return true;
+  }
+  bool on_object_begin(bj::error_code&) { return true; }
+  bool on_object_end(std::size_t n, bj::error_code&) {
+    stack.push_object(n);
+    object_sizes.push_back(n);
+    return true;
+  }
+  bool on_string_part(bj::string_view s, std::size_t, bj::error_code&) {
+    stack.push_chars(s);
+    return true;
+  }
+  bool on_string(bj::string_view s, std::size_t, bj::error_code&) {
+    stack.push_string(s);
+    return true;
+  }
+  bool on_key_part(bj::string_view s, std::size_t, bj::error_code&) {
+    stack.push_chars(s);
+    return true;
+  }
+  bool on_key(bj::string_view s, std::size_t, bj::error_code&) {
+    stack.push_key(s);
+    return true;
+  }
+  bool on_number_part(bj::string_view, bj::error_code&) { return true; }
+  bool on_int64(std::int64_t i, bj::string_view, bj::error_code&) {
+    stack.push_int64(i);
+    return true;
+  }
+  bool on_uint64(std::uint64_t u, bj::string_view, bj::error_code&) {
+    stack.push_uint64(u);
+    return true;
+  }
+  bool on_double(double d, bj::string_view, bj::error_code&) {
+    stack.push_double(d);
+    return true;
+  }
+  bool on_bool(bool b, bj::error_code&) {
+    stack.push_bool(b);
+    return true;
+  }
+  bool on_null(bj::error_code&) {
+    stack.push_null();
+    return true;
+  }
+  bool on_comment_part(bj::string_view, bj::error_code&) { return true; }
+  bool on_comment(bj::string_view, bj::error_code&) { return true; }
+};
+
+// Validation only: every callback accepts and nothing is stored.
+struct NullHandler {
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+  bool on_document_begin(bj::error_code&) { return true; }
+  bool on_document_end(bj::error_code&) { return true; }
+  bool on_array_begin(bj::error_code&) { return true; }
+  bool on_array_end(std::size_t, bj::error_code&) { return true; }
+  bool on_object_begin(bj::error_code&) { return true; }
+  bool on_object_end(std::size_t, bj::error_code&) { return true; }
+  bool on_string_part(bj::string_view, std::size_t, bj::error_code&) { return true; }
+  bool on_string(bj::string_view, std::size_t, bj::error_code&) { return true; }
+  bool on_key_part(bj::string_view, std::size_t, bj::error_code&) { return true; }
+  bool on_key(bj::string_view, std::size_t, bj::error_code&) { return true; }
+  bool on_number_part(bj::string_view, bj::error_code&) { return true; }
+  bool on_int64(std::int64_t, bj::string_view, bj::error_code&) { return true; }
+  bool on_uint64(std::uint64_t, bj::string_view, bj::error_code&) { return true; }
+  bool on_double(double, bj::string_view, bj::error_code&) { return true; }
+  bool on_bool(bool, bj::error_code&) { return true; }
+  bool on_null(bj::error_code&) { return true; }
+  bool on_comment_part(bj::string_view, bj::error_code&) { return true; }
+  bool on_comment(bj::string_view, bj::error_code&) { return true; }
+};
+
+ParseError make_parse_error(const bj::error_code& ec, std::size_t used,
+                            const ParseLimits& limits) {
+  ParseError err;
+  err.problem = ec == bj::error::too_deep ? ParseProblem::too_deep : ParseProblem::syntax;
+  err.message = err.problem == ParseProblem::too_deep
+                    ? fmt::format("JSON nested deeper than {} levels", limits.max_depth)
+                    : fmt::format("invalid JSON near byte {}", used);
+  return err;
+}
+
+// Post-order walk: objects appear in the order their closing brace was parsed.
+bool sizes_match(const bj::value& v, const std::vector<std::size_t>& sizes, std::size_t& next) {
+  if (const auto* arr = v.if_array()) {
+    for (const auto& e : *arr) {
+      if (!sizes_match(e, sizes, next)) return false;
+    }
+    return true;
+  }
+  if (const auto* obj = v.if_object()) {
+    for (const auto& kv : *obj) {
+      if (!sizes_match(kv.value(), sizes, next)) return false;
+    }
+    if (next >= sizes.size() || sizes[next] != obj->size()) return false;
+    ++next;
+  }
+  return true;
+}
+
+std::size_t skip_ws(std::string_view t, std::size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+  return i;
+}
+
+// Index one past the end of the string literal starting at t[i] == '"'.
+std::size_t skip_string(std::string_view t, std::size_t i) {
+  ++i;
+  while (i < t.size()) {
+    char c = t[i];
+    if (c == '\\') {
+      i += 2;
+      continue;
+    }
+    ++i;
+    if (c == '"') return i;
+  }
+  return t.size();
+}
+
+// Index one past the end of the value starting at t[i] (valid JSON assumed).
+std::size_t skip_value(std::string_view t, std::size_t i) {
+  if (i >= t.size()) return i;
+  char c = t[i];
+  if (c == '"') return skip_string(t, i);
+  if (c == '{' || c == '[') {
+    int depth = 0;
+    while (i < t.size()) {
+      char d = t[i];
+      if (d == '"') {
+        i = skip_string(t, i);
+        continue;
+      }
+      if (d == '{' || d == '[') ++depth;
+      if (d == '}' || d == ']') {
+        if (--depth == 0) return i + 1;
+      }
+      ++i;
+    }
+    return i;
+  }
+  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' &&
+         t[i] != '\t' && t[i] != '\n' && t[i] != '\r')
+    ++i;
+  return i;
+}
+
+bool key_equals(std::string_view raw_literal, std::string_view key) {
+  std::string_view inner = raw_literal.substr(1, raw_literal.size() - 2);
+  if (inner.find('\\') == std::string_view::npos) return inner == key;
+  bj::error_code ec;
+  bj::value v = bj::parse(raw_literal, ec);
+  return !ec && v.is_string() && std::string_view(v.get_string()) == key;
+}
+
+}  // namespace
+
+boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
+                                                          const ParseLimits& limits) {
+  bj::parse_options opt;
+  opt.max_depth = limits.max_depth;
+  bj::basic_parser<StrictHandler> parser(opt);
+  bj::error_code ec;
+  std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
+  if (ec) return make_parse_error(ec, used, limits);
+  bj::value root = parser.handler().stack.release();
+  std::size_t next = 0;
+  if (!sizes_match(root, parser.handler().object_sizes, next)) {
+    return ParseError{ParseProblem::duplicate_key, "JSON object with a duplicate key"};
+  }
+  return root;
+}
+
+std::optional<ParseError> validate(std::string_view text, const ParseLimits& limits) {
+  bj::parse_options opt;
+  opt.max_depth = limits.max_depth;
+  bj::basic_parser<NullHandler> parser(opt);
+  bj::error_code ec;
+  std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
+  if (ec) return make_parse_error(ec, used, limits);
+  return std::nullopt;
+}
+
+std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key) {
+  std::size_t i = skip_ws(object_text, 0);
+  if (i >= object_text.size() || object_text[i] != '{') return std::nullopt;
+  i = skip_ws(object_text, i + 1);
+  while (i < object_text.size() && object_text[i] == '"') {
+    std::size_t key_end = skip_string(object_text, i);
+    std::string_view raw_key = object_text.substr(i, key_end - i);
+    i = skip_ws(object_text, key_end);
+    if (i >= object_text.size() || object_text[i] != ':') return std::nullopt;
+    i = skip_ws(object_text, i + 1);
+    std::size_t value_end = skip_value(object_text, i);
+    if (key_equals(raw_key, key)) return object_text.substr(i, value_end - i);
+    i = skip_ws(object_text, value_end);
+    if (i < object_text.size() && object_text[i] == ',') i = skip_ws(object_text, i + 1);
+  }
+  return std::nullopt;
+}
+
+std::string_view trim(std::string_view text) {
+  std::size_t b = skip_ws(text, 0);
+  std::size_t e = text.size();
+  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' ||
+                   text[e - 1] == '\r'))
+    --e;
+  return text.substr(b, e - b);
+}
+
+std::string quote(std::string_view s) { return bj::serialize(bj::string_view(s.data(), s.size())); }
+
+}  // namespace sluice::core::json

@@ -1,0 +1,50 @@
+#pragma once
+// Strict JSON parsing over Boost.JSON and raw-span access for byte-exact forwarding.
+//
+// parse_strict() builds the one editable DOM (boost::json::value), rejects duplicate keys
+// at every level and bounds nesting depth. Its error text names the kind of problem and the
+// byte offset, never the text. member_span() finds the raw text of a member of an object
+// that parse_strict() already accepted, so ids and payloads can be spliced through untouched
+// (Boost.JSON rewrites numbers when it serialises: 1.0 -> 1E0, huge integers -> doubles).
+#include "core/error.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::core::json {
+
+struct ParseLimits {
+  std::size_t max_depth = 64;
+};
+
+enum class ParseProblem { syntax, too_deep, duplicate_key };
+
+struct ParseError {
+  ParseProblem problem = ParseProblem::syntax;
+  std::string message;  // value-free
+};
+
+boost::system::result<boost::json::value, ParseError> parse_strict(std::string_view text,
+                                                                   const ParseLimits& limits);
+
+// Checks that `text` is one well-formed JSON document within the depth limit, without
+// building a DOM (for payloads that are only spliced through).
+std::optional<ParseError> validate(std::string_view text, const ParseLimits& limits);
+
+// The raw text of member `key` of the JSON object whose text is `object_text` (leading and
+// trailing whitespace allowed). Precondition: `object_text` is valid JSON (it came from a
+// document parse_strict accepted). Returns nullopt when the text is not an object or has no
+// such member. Keys are compared after unescaping.
+std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key);
+
+// The text of a JSON value with surrounding whitespace removed.
+std::string_view trim(std::string_view text);
+
+// Serialise a string as a JSON string literal (with quotes).
+std::string quote(std::string_view s);
+
+}  // namespace sluice::core::json

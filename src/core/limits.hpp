@@ -1,0 +1,38 @@
+#pragma once
+// Every bound sluice enforces, with its named default. Parsed once (defaults, then config,
+// then flags) and shared read-only. `sluice doctor` prints them.
+#include <chrono>
+#include <cstddef>
+
+namespace sluice::core {
+
+struct Limits {
+  // One JSON-RPC message (a line on stdio). A larger one is refused while reading.
+  std::size_t max_message_bytes = 16u * 1024u * 1024u;
+  // Nesting depth accepted in any JSON message.
+  std::size_t max_json_depth = 64;
+  // Nesting depth accepted in a JSON Schema and while validating against it.
+  std::size_t max_schema_depth = 64;
+  // One stderr line of a child; the rest of the line is dropped and marked "(truncated)".
+  std::size_t max_stderr_line_bytes = 64u * 1024u;
+  // Bytes queued for one outgoing stream before the peer is considered stuck.
+  std::size_t max_write_queue_bytes = 64u * 1024u * 1024u;
+  // Requests one session may have waiting for an answer.
+  std::size_t max_pending_requests = 4096;
+  // Pages fetched from one downstream's tools/list.
+  std::size_t max_list_pages = 100;
+  // Tools kept from one downstream.
+  std::size_t max_tools_per_server = 10000;
+
+  std::chrono::milliseconds initialize_timeout{15000};
+  std::chrono::milliseconds list_timeout{15000};
+  std::chrono::milliseconds default_call_timeout{60000};
+  std::chrono::milliseconds min_call_timeout{1000};
+  std::chrono::milliseconds max_call_timeout{600000};
+
+  // Child teardown (GATEWAY-INVARIANTS P4): close stdin, wait, SIGTERM group, wait, SIGKILL.
+  std::chrono::milliseconds stdin_close_grace{500};
+  std::chrono::milliseconds sigterm_grace{2000};
+};
+
+}  // namespace sluice::core

@@ -1,0 +1,92 @@
+#pragma once
+// Splits a byte stream into newline-terminated lines with a hard cap per line, enforced
+// while reading: a line never buffers more than `max_line_bytes`. The rest of an over-long
+// line is dropped and the line is reported as truncated with its full size counted.
+// Used for stdio MCP frames (cap = message limit; a truncated frame is refused whole) and
+// for child stderr (cap 64 KiB; the prefix is logged with "(truncated)").
+// Single-threaded; owns its buffer; no I/O.
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace sluice::core {
+
+struct Line {
+  std::string_view text;      // without the newline; the kept prefix when truncated
+  bool truncated = false;     // the line was longer than the cap
+  std::size_t total_bytes = 0;  // full length of the line as sent
+};
+
+class LineSplitter {
+ public:
+  // keep_on_overflow: how much of an over-long line is kept for the report: all of the cap
+  // for stderr (logged with "(truncated)"), a small head for MCP frames (enough to find the
+  // request id the oversized answer belongs to), the rest dropped as it arrives.
+  LineSplitter(std::size_t max_line_bytes, std::size_t keep_on_overflow)
+      : max_(max_line_bytes), keep_(keep_on_overflow < max_line_bytes ? keep_on_overflow
+                                                                      : max_line_bytes) {}
+
+  // Calls on_line(const Line&) for every complete line in `chunk`. A Line's text is valid
+  // only during the call.
+  template <class F>
+  void feed(std::string_view chunk, F&& on_line) {
+    while (!chunk.empty()) {
+      const char* nl = static_cast<const char*>(std::memchr(chunk.data(), '\n', chunk.size()));
+      std::size_t take = nl ? static_cast<std::size_t>(nl - chunk.data()) : chunk.size();
+      if (!nl) {
+        append(chunk.substr(0, take));
+        return;
+      }
+      if (pending_ == 0 && !over_ && take <= max_) {
+        on_line(Line{chunk.substr(0, take), false, take});  // fast path: no copy
+      } else {
+        append(chunk.substr(0, take));
+        on_line(Line{buffer_, over_, pending_});
+        reset();
+      }
+      chunk.remove_prefix(take + 1);
+    }
+  }
+
+  // At end of stream: reports an unterminated last line, if any.
+  template <class F>
+  void finish(F&& on_line) {
+    if (pending_ > 0) on_line(Line{buffer_, over_, pending_});
+    reset();
+  }
+
+  std::size_t buffered_bytes() const { return buffer_.size(); }
+
+ private:
+  void append(std::string_view part) {
+    pending_ += part.size();
+    if (over_) return;
+    std::size_t room = max_ - buffer_.size();
+    if (part.size() <= room) {
+      buffer_.append(part);
+      return;
+    }
+    over_ = true;
+    buffer_.append(part.substr(0, room));
+    if (buffer_.size() > keep_) {
+      buffer_.resize(keep_);
+      buffer_.shrink_to_fit();
+    }
+  }
+
+  void reset() {
+    buffer_.clear();
+    if (buffer_.capacity() > 1024 * 1024) buffer_.shrink_to_fit();
+    pending_ = 0;
+    over_ = false;
+  }
+
+  std::size_t max_;
+  std::size_t keep_;
+  std::string buffer_;
+  std::size_t pending_ = 0;
+  bool over_ = false;
+};
+
+}  // namespace sluice::core

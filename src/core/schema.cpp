@@ -1,0 +1,15 @@
+#include "core/schema.hpp"
+
+#include <utility>
+
+#include "core/schema_internal.hpp"
+
+namespace sluice::core::schema {
+
+std::string format(const Problem& problem) {
+  return problem.path + ": " + problem.reason + " (" + problem.type + ")";
+}
+
+Schema::Schema(std::shared_ptr<const Compiled> compiled) : compiled_(std::move(compiled)) {}
+
+}  // namespace sluice::core::schema

@@ -1,0 +1,220 @@
+// The MCP server role sluice plays for each client connection: lifecycle, tools/list of the
+// meta-tools, and tools/call dispatch. Arguments of every meta-tool are validated against
+// its own input schema with sluice's validator, so refusals read like any other.
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "core/schema.hpp"
+#include "gateway/gateway.hpp"
+#include "gateway/results.hpp"
+#include "mcp/protocol.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+namespace sluice::gateway {
+namespace bj = boost::json;
+namespace cj = core::json;
+
+namespace {
+
+struct MetaTool {
+  std::string_view name;
+  std::string_view title;
+  std::string_view description;
+  std::string_view input_schema;
+  bool read_only;
+};
+
+constexpr MetaTool kMetaTools[] = {
+    {"gateway.catalog_search", "Search tools",
+     "Search the tools of every server behind this gateway. Returns compact cards "
+     "(tool_id, server, tool_name, short_description, availability), best match first; an "
+     "empty query lists every tool. Use gateway.describe for a tool's full schema, then "
+     "gateway.invoke to call it.",
+     R"({"type":"object","properties":{"query":{"type":"string","maxLength":1000},)"
+     R"("limit":{"type":"integer","minimum":1,"maximum":100,"default":20},)"
+     R"("filters":{"type":"object","properties":{"server":{"type":"string"}},)"
+     R"("additionalProperties":false}},"additionalProperties":false})",
+     true},
+    {"gateway.describe", "Describe a tool",
+     "The full description, input and output schemas, annotations and an invoke template of "
+     "one tool, by tool_id (server::tool). Starts the server if it is not running yet.",
+     R"({"type":"object","properties":{"tool_id":{"type":"string","minLength":1,)"
+     R"("maxLength":512}},"required":["tool_id"],"additionalProperties":false})",
+     true},
+    {"gateway.invoke", "Invoke a tool",
+     "Call one downstream tool by tool_id (server::tool) with its arguments. The arguments are "
+     "validated against the tool's input schema first; the tool's result is returned as the "
+     "server gave it.",
+     R"({"type":"object","properties":{"tool_id":{"type":"string","minLength":1,)"
+     R"("maxLength":512},"arguments":{"type":"object"},"options":{"type":"object",)"
+     R"("properties":{"timeout_ms":{"type":"integer","minimum":1000,"maximum":600000}},)"
+     R"("additionalProperties":false}},"required":["tool_id"],"additionalProperties":false})",
+     false},
+    {"gateway.health", "Gateway health",
+     "The gateway's version and uptime, and one row per configured server: status, tool "
+     "count, protocol version and last error.",
+     R"({"type":"object","properties":{},"additionalProperties":false})", true},
+    {"gateway.connect_server", "Connect a server",
+     "Start a configured server that is not running yet and list its tools, so that "
+     "gateway.catalog_search finds them.",
+     R"({"type":"object","properties":{"server_name":{"type":"string","minLength":1,)"
+     R"("maxLength":128}},"required":["server_name"],"additionalProperties":false})",
+     false},
+};
+
+struct CompiledMetaTools {
+  std::string list_result;  // the tools/list result text
+  std::vector<core::schema::Schema> validators;
+};
+
+const CompiledMetaTools& meta_tools() {
+  static const CompiledMetaTools compiled = [] {
+    CompiledMetaTools c;
+    bj::array tools;
+    for (const auto& t : kMetaTools) {
+      bj::value schema = bj::parse(t.input_schema);
+      c.validators.push_back(core::schema::Schema::compile(schema).value());
+      tools.push_back(bj::object{
+          {"name", t.name},
+          {"title", t.title},
+          {"description", t.description},
+          {"inputSchema", schema},
+          {"annotations", bj::object{{"readOnlyHint", t.read_only}}},
+      });
+    }
+    c.list_result = bj::serialize(bj::object{{"tools", std::move(tools)}});
+    return c;
+  }();
+  return compiled;
+}
+
+int meta_tool_index(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kMetaTools); ++i) {
+    if (kMetaTools[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+class Gateway::ClientHandler : public mcp::Handler {
+ public:
+  ClientHandler(Gateway& gateway, std::weak_ptr<mcp::Session> session)
+      : gateway_(gateway), session_(std::move(session)) {}
+
+  asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
+    const auto& m = request.message();
+    const std::string& method = m.method();
+    if (method == "initialize") {
+      initialize(request);
+    } else if (method == "tools/list") {
+      request.respond_result(meta_tools().list_result);
+    } else if (method == "tools/call") {
+      co_await call(request);
+    } else {
+      request.respond_error(rpc::code::kMethodNotFound, "Method not found");
+    }
+  }
+
+  void on_notification(const rpc::Message&) override {}
+
+ private:
+  void initialize(mcp::IncomingRequest& request) {
+    std::string requested;
+    if (auto v = cj::member_span(request.message().params(), "protocolVersion")) {
+      bj::error_code ec;
+      bj::value pv = bj::parse(*v, ec);
+      if (!ec && pv.is_string()) requested = std::string(pv.get_string());
+    }
+    bj::object result;
+    result["protocolVersion"] = mcp::negotiate(requested);
+    result["capabilities"] = bj::object{{"tools", bj::object{{"listChanged", false}}}};
+    result["serverInfo"] =
+        bj::object{{"name", "sluice"}, {"title", "sluice MCP gateway"},
+                   {"version", gateway_.options().version}};
+    result["instructions"] =
+        "sluice fronts several MCP servers. Find tools with gateway.catalog_search, read one "
+        "with gateway.describe, call it with gateway.invoke.";
+    request.respond_result(bj::serialize(result));
+  }
+
+  asio::awaitable<void> call(mcp::IncomingRequest& request) {
+    std::string_view params = request.message().params();
+    auto name_span = cj::member_span(params, "name");
+    bj::error_code ec;
+    bj::value name = name_span ? bj::parse(*name_span, ec) : bj::value();
+    if (ec || !name.is_string()) {
+      request.respond_error(rpc::code::kInvalidParams, "Invalid params: name must be a string");
+      co_return;
+    }
+    int index = meta_tool_index(name.get_string());
+    if (index < 0) {
+      request.respond_error(rpc::code::kInvalidParams, "Unknown tool");
+      co_return;
+    }
+    std::string_view args_text = "{}";
+    if (auto a = cj::member_span(params, "arguments")) args_text = cj::trim(*a);
+    auto args = cj::parse_strict(args_text, cj::ParseLimits{gateway_.limits().max_json_depth});
+    if (!args) {
+      request.respond_error(rpc::code::kInvalidParams, "Invalid params: " + args.error().message);
+      co_return;
+    }
+    if (args->is_null()) *args = bj::object();
+    auto problems = meta_tools().validators[static_cast<std::size_t>(index)].validate(*args);
+    if (!problems.empty()) {
+      std::string text = fmt::format("invalid arguments for {}:", kMetaTools[index].name);
+      for (const auto& p : problems) text += "\n" + core::schema::format(p);
+      request.respond_result(error_result(text));
+      co_return;
+    }
+    const bj::object& obj = args->get_object();
+    std::string_view tool = kMetaTools[index].name;
+    if (tool == "gateway.catalog_search") {
+      request.respond_result(gateway_.catalog_search(obj));
+    } else if (tool == "gateway.describe") {
+      std::string id(obj.at("tool_id").get_string());
+      std::string result = co_await gateway_.describe(id);
+      request.respond_result(result);
+    } else if (tool == "gateway.health") {
+      request.respond_result(structured_result(gateway_.health()));
+    } else if (tool == "gateway.connect_server") {
+      std::string server(obj.at("server_name").get_string());
+      std::string result = co_await gateway_.connect_server(server);
+      request.respond_result(result);
+    } else if (tool == "gateway.invoke") {
+      co_await invoke(request, args_text, obj);
+    }
+  }
+
+  asio::awaitable<void> invoke(mcp::IncomingRequest& request, std::string_view args_text,
+                               const bj::object& args) {
+    std::string tool_id(args.at("tool_id").get_string());
+    std::string_view arguments = "{}";
+    if (auto a = cj::member_span(args_text, "arguments")) arguments = cj::trim(*a);
+    auto timeout = gateway_.limits().default_call_timeout;
+    if (const auto* o = args.if_contains("options"); o && o->is_object()) {
+      if (const auto* t = o->get_object().if_contains("timeout_ms"); t && t->is_int64()) {
+        timeout = std::chrono::milliseconds(t->get_int64());
+      }
+    }
+    std::string_view progress_token;
+    if (auto meta = cj::member_span(request.message().params(), "_meta")) {
+      if (auto token = cj::member_span(*meta, "progressToken")) progress_token = cj::trim(*token);
+    }
+    auto outcome = co_await gateway_.invoke(tool_id, arguments, timeout, &request.cancel_signal(),
+                                            progress_token, session_);
+    if (outcome.answered) request.respond_result(outcome.result_json);
+  }
+
+  Gateway& gateway_;
+  std::weak_ptr<mcp::Session> session_;
+};
+
+std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::Session> client) {
+  return std::make_unique<ClientHandler>(*this, client);
+}
+
+}  // namespace sluice::gateway

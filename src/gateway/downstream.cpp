@@ -1,0 +1,359 @@
+#include "gateway/downstream.hpp"
+
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "mcp/protocol.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <csignal>
+#include <unistd.h>
+
+namespace sluice::gateway {
+namespace cj = core::json;
+namespace bj = boost::json;
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::lazy: return "lazy";
+    case Status::starting: return "starting";
+    case Status::online: return "online";
+    case Status::failed: return "failed";
+    case Status::offline: return "offline";
+    case Status::unsupported_transport: return "unsupported_transport";
+  }
+  return "unknown";
+}
+
+// Requests and notifications the downstream sends to sluice.
+class Downstream::PeerHandler : public mcp::Handler {
+ public:
+  explicit PeerHandler(Downstream& owner) : owner_(owner) {}
+  asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
+    // Server-to-client requests (sampling, elicitation, roots) are relayed in aggregate
+    // mode; behind meta-tools nothing is advertised, so they are not available.
+    request.respond_error(rpc::code::kMethodNotFound, "Method not found");
+    co_return;
+  }
+  void on_notification(const rpc::Message& message) override { owner_.on_notification(message); }
+
+ private:
+  Downstream& owner_;
+};
+
+Downstream::Downstream(asio::io_context& io, config::ServerConfig config,
+                       const core::Limits& limits, DownstreamEvents events)
+    : io_(io), config_(std::move(config)), limits_(limits), events_(std::move(events)) {
+  if (std::holds_alternative<config::RemoteServer>(config_.transport)) {
+    status_ = Status::unsupported_transport;
+    last_error_ = "remote transports are not supported yet";
+  }
+}
+
+Downstream::~Downstream() {
+  if (session_) session_->detach();
+  if (stream_) stream_->close();
+  // child_'s destructor SIGKILLs the group and reaps if teardown did not run.
+}
+
+const ToolEntry* Downstream::find_tool(std::string_view name) const {
+  for (const auto& t : tools_) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+void Downstream::fail(std::string reason) {
+  status_ = Status::failed;
+  last_error_ = std::move(reason);
+  core::log::warn("server {}: {}", config_.name, last_error_);
+}
+
+asio::awaitable<bool> Downstream::ensure_started() {
+  if (status_ == Status::online) co_return true;
+  if (status_ == Status::unsupported_transport) co_return false;
+  if (status_ == Status::starting && started_) {
+    co_await started_->wait();
+    co_return status_ == Status::online;
+  }
+  co_return co_await start();
+}
+
+asio::awaitable<bool> Downstream::start() {
+  const auto* stdio = std::get_if<config::StdioServer>(&config_.transport);
+  if (!stdio) co_return false;
+  if (!config_.missing_variables.empty()) {
+    fail("configuration refers to unset variables: see the warnings for " + config_.name);
+    co_return false;
+  }
+  // Leftovers of a previous run (a crash) are torn down before a new spawn.
+  if (tearing_down_) co_await teardown_done_->wait();
+  if (child_) co_await teardown(false);
+  status_ = Status::starting;
+  started_ = std::make_unique<core::Event>(io_);
+  ++generation_;
+  tearing_down_ = false;
+
+  process::SpawnSpec spec;
+  spec.program = stdio->command;
+  spec.args = stdio->args;
+  spec.env = stdio->env;
+  spec.cwd = stdio->cwd;
+  auto child = process::Child::spawn(spec);
+  if (!child) {
+    fail("could not start: " + child.error().message);
+    started_->set();
+    co_return false;
+  }
+  child_ = std::move(*child);
+  core::log::info("server {}: started (pid {})", config_.name, child_->pid());
+
+  exited_ = std::make_unique<core::Event>(io_);
+  pidfd_watch_ = std::make_shared<asio::posix::stream_descriptor>(io_, ::dup(child_->pidfd()));
+  asio::co_spawn(io_, watch_exit(pidfd_watch_), asio::detached);
+  stderr_ =
+      std::make_shared<asio::posix::stream_descriptor>(io_, child_->take_stderr().release());
+  asio::co_spawn(io_, drain_stderr(stderr_), asio::detached);
+
+  stream_ = transport::FdStream::create(io_, child_->take_stdout().release(),
+                                        child_->take_stdin().release(), limits_);
+  mcp::SessionOptions opts;
+  opts.label = config_.name;
+  opts.strictness = rpc::Strictness::peer;
+  opts.limits = &limits_;
+  session_ = mcp::Session::create(io_, opts);
+  handler_ = std::make_unique<PeerHandler>(*this);
+  session_->attach(stream_.get(), handler_.get());
+  stream_->start(session_, nullptr);
+
+  bool ok = co_await handshake() && co_await list_tools();
+  if (ok) {
+    status_ = Status::online;
+    last_error_.clear();
+    core::log::info("server {}: online, {} tools, protocol {}", config_.name, tools_.size(),
+                    protocol_version_);
+  } else {
+    co_await teardown(false);
+    status_ = Status::failed;
+  }
+  started_->set();
+  if (ok && events_.tools_changed) events_.tools_changed();
+  co_return ok;
+}
+
+asio::awaitable<bool> Downstream::handshake() {
+  std::string params = R"({"protocolVersion":)" + cj::quote(mcp::kLatestVersion) +
+                       R"(,"capabilities":{},"clientInfo":{"name":"sluice","version":"0.1.0"}})";
+  auto reply = co_await session_->request("initialize", params, limits_.initialize_timeout);
+  if (!reply.ok()) {
+    fail(reply.status == mcp::Reply::Status::timeout ? "initialize timed out"
+         : reply.status == mcp::Reply::Status::error ? "initialize was refused"
+                                                     : "the server exited during initialize");
+    co_return false;
+  }
+  auto version = cj::member_span(reply.message->result(), "protocolVersion");
+  bj::error_code ec;
+  bj::value v = version ? bj::parse(*version, ec) : bj::value();
+  if (ec || !v.is_string() || !mcp::is_supported_version(v.get_string())) {
+    fail("the server answered initialize with an unsupported protocol version");
+    co_return false;
+  }
+  protocol_version_ = std::string(v.get_string());
+  session_->notify("notifications/initialized", "");
+  co_return true;
+}
+
+asio::awaitable<bool> Downstream::list_tools() {
+  std::vector<ToolEntry> tools;
+  std::string cursor;
+  cj::ParseLimits parse_limits{limits_.max_json_depth};
+  core::schema::Options schema_options;
+  schema_options.max_depth = limits_.max_schema_depth;
+  for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
+    std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
+    auto reply = co_await session_->request("tools/list", params, limits_.list_timeout);
+    if (!reply.ok()) {
+      fail(reply.status == mcp::Reply::Status::timeout ? "tools/list timed out"
+                                                       : "tools/list failed");
+      co_return false;
+    }
+    std::string_view result = reply.message->result();
+    auto list = cj::member_span(result, "tools");
+    auto parsed = list ? cj::parse_strict(*list, parse_limits)
+                       : boost::system::result<bj::value, cj::ParseError>(bj::array());
+    if (!parsed || !parsed->is_array()) {
+      fail("tools/list answered with a malformed tool list");
+      co_return false;
+    }
+    // Walk raw tool texts alongside the DOM so each tool keeps its exact text.
+    std::string_view rest = cj::trim(*list);
+    std::size_t index = 0;
+    for (const auto& tv : parsed->get_array()) {
+      ++index;
+      if (!tv.is_object()) continue;
+      const auto& obj = tv.get_object();
+      const auto* name = obj.if_contains("name");
+      if (!name || !name->is_string() || name->get_string().empty()) continue;
+      if (tools.size() >= limits_.max_tools_per_server) break;
+      ToolEntry entry;
+      entry.name = std::string(name->get_string());
+      if (const auto* t = obj.if_contains("title"); t && t->is_string())
+        entry.title = std::string(t->get_string());
+      if (const auto* d = obj.if_contains("description"); d && d->is_string())
+        entry.description = std::string(d->get_string());
+      if (const auto* a = obj.if_contains("annotations"); a && a->is_object()) {
+        if (const auto* t = a->get_object().if_contains("readOnlyHint"); t && t->is_bool())
+          entry.read_only = t->get_bool();
+        if (entry.title.empty()) {
+          if (const auto* t = a->get_object().if_contains("title"); t && t->is_string())
+            entry.title = std::string(t->get_string());
+        }
+      }
+      entry.raw = bj::serialize(tv);
+      if (const auto* schema = obj.if_contains("inputSchema")) {
+        auto compiled = core::schema::Schema::compile(*schema, schema_options);
+        if (compiled) {
+          entry.validator = std::move(*compiled);
+        } else {
+          entry.schema_problem = compiled.error().message;
+          core::log::warn("server {}: tool {}: its input schema is not usable: {}", config_.name,
+                          entry.name, entry.schema_problem);
+        }
+      }
+      tools.push_back(std::move(entry));
+    }
+    (void)rest;
+    auto next = cj::member_span(result, "nextCursor");
+    if (!next || cj::trim(*next) == "null") break;
+    cursor = std::string(cj::trim(*next));
+  }
+  tools_ = std::move(tools);
+  tools_known_ = true;
+  co_return true;
+}
+
+asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
+                                                  std::string_view arguments_json,
+                                                  std::chrono::milliseconds timeout,
+                                                  mcp::CancelSignal* cancel,
+                                                  std::string_view progress_token) {
+  if (!session_ || status_ != Status::online) co_return mcp::Reply{mcp::Reply::Status::closed, {}};
+  std::string params;
+  params.reserve(64 + tool.size() + arguments_json.size());
+  params += R"({"name":)";
+  params += cj::quote(tool);
+  params += R"(,"arguments":)";
+  params += arguments_json.empty() ? std::string_view("{}") : arguments_json;
+  if (!progress_token.empty()) {
+    params += R"(,"_meta":{"progressToken":)";
+    params += progress_token;
+    params += '}';
+  }
+  params += '}';
+  auto session = session_;  // keeps the session alive across a teardown
+  co_return co_await session->request("tools/call", std::move(params), timeout, cancel);
+}
+
+void Downstream::on_notification(const rpc::Message& message) {
+  if (message.method() == "notifications/tools/list_changed") {
+    if (status_ != Status::online || relist_pending_) return;
+    relist_pending_ = true;
+    asio::co_spawn(
+        io_,
+        [this]() -> asio::awaitable<void> {
+          relist_pending_ = false;
+          if (status_ == Status::online && co_await list_tools() && events_.tools_changed) {
+            events_.tools_changed();
+          }
+        },
+        asio::detached);
+  } else if (message.method() == "notifications/progress") {
+    if (events_.progress) events_.progress(message.params());
+  }
+}
+
+asio::awaitable<void> Downstream::drain_stderr(
+    std::shared_ptr<asio::posix::stream_descriptor> err) {
+  core::LineSplitter splitter(limits_.max_stderr_line_bytes, limits_.max_stderr_line_bytes);
+  std::string name = config_.name;
+  auto log_line = [&name](const core::Line& line) {
+    core::log::info("server {} stderr: {}{}", name, line.text,
+                    line.truncated ? " (truncated)" : "");
+  };
+  std::array<char, 16384> buf;
+  for (;;) {
+    boost::system::error_code ec;
+    std::size_t n = co_await err->async_read_some(asio::buffer(buf),
+                                                  asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+    splitter.feed(std::string_view(buf.data(), n), log_line);
+  }
+  splitter.finish(log_line);
+}
+
+asio::awaitable<void> Downstream::watch_exit(std::shared_ptr<asio::posix::stream_descriptor> pidfd) {
+  boost::system::error_code ec;
+  co_await pidfd->async_wait(asio::posix::stream_descriptor::wait_read,
+                             asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return;  // teardown closed the watch
+  if (pidfd != pidfd_watch_) co_return;  // a newer generation owns the watch now
+  exited_->set();
+  if (!tearing_down_) {
+    // The child exited by itself: its in-flight calls end at once, then the rest of its
+    // group is killed and it is reaped.
+    fail("the server exited unexpectedly");
+    co_await teardown(false);
+  }
+}
+
+asio::awaitable<void> Downstream::teardown(bool orderly) {
+  if (!child_ || tearing_down_) co_return;
+  tearing_down_ = true;
+  teardown_done_ = std::make_unique<core::Event>(io_);
+  if (session_) session_->on_closed();
+  if (orderly && !exited_->is_set()) {
+    if (stream_) stream_->close_output();
+    if (!co_await exited_->wait_for(limits_.stdin_close_grace)) {
+      child_->signal_group(SIGTERM);
+      co_await exited_->wait_for(limits_.sigterm_grace);
+    }
+  }
+  // Whatever is left of the group (the leader, or grandchildren holding the pipes) goes;
+  // the leader is still unreaped here, so the group id is reserved.
+  child_->signal_group(SIGKILL);
+  co_await exited_->wait_for(std::chrono::seconds(5));
+  child_->kill_now();  // reaps (and closes the fds the child object still holds)
+  if (stream_) stream_->close();
+  if (stderr_) {
+    boost::system::error_code ec;
+    stderr_->close(ec);
+  }
+  if (pidfd_watch_) {
+    boost::system::error_code ec;
+    pidfd_watch_->close(ec);
+  }
+  if (session_) session_->detach();
+  const auto& st = child_->exit_status();
+  core::log::info("server {}: stopped ({} {})", config_.name,
+                  st && st->signaled ? "signal" : "exit code", st ? st->code : -1);
+  child_.reset();
+  session_.reset();
+  stream_.reset();
+  stderr_.reset();
+  pidfd_watch_.reset();
+  tearing_down_ = false;
+  teardown_done_->set();
+}
+
+asio::awaitable<void> Downstream::shutdown() {
+  if (tearing_down_) co_await teardown_done_->wait();
+  if (child_) co_await teardown(true);
+  if (status_ != Status::unsupported_transport) status_ = Status::offline;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,124 @@
+#pragma once
+// One downstream MCP server: its configuration, its child process and the client-role
+// session to it, its tool list, and its lifecycle (lazy -> starting -> online, failed or
+// offline). Start is single-flight: concurrent callers share one spawn and one handshake.
+//
+// Ownership: the Gateway owns every Downstream for the life of the process. A Downstream
+// owns its Child (process group), the stdio stream over the child's pipes, the stderr
+// drain and the Session; shutdown() runs the orderly teardown (GATEWAY-INVARIANTS P4) and
+// the destructor the synchronous remainder (the Child's SIGKILL and reap).
+// Threading: the gateway's io_context thread only.
+#include "config/gateway_config.hpp"
+#include "core/event.hpp"
+#include "core/limits.hpp"
+#include "core/schema.hpp"
+#include "mcp/session.hpp"
+#include "process/child.hpp"
+#include "transport/fd_stream.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::gateway {
+
+namespace asio = boost::asio;
+
+enum class Status { lazy, starting, online, failed, offline, unsupported_transport };
+std::string_view to_string(Status s);
+
+struct ToolEntry {
+  std::string name;
+  std::string title;
+  std::string description;
+  std::string raw;  // the tool object exactly as the downstream listed it
+  bool read_only = false;
+  std::optional<core::schema::Schema> validator;  // unset when the schema did not compile
+  std::string schema_problem;                      // value-free, when it did not compile
+};
+
+// What the Downstream tells the gateway.
+struct DownstreamEvents {
+  std::function<void()> tools_changed;
+  // A notifications/progress from the downstream (params text as sent).
+  std::function<void(std::string_view params)> progress;
+};
+
+class Downstream {
+ public:
+  Downstream(asio::io_context& io, config::ServerConfig config, const core::Limits& limits,
+             DownstreamEvents events);
+  ~Downstream();
+  Downstream(const Downstream&) = delete;
+  Downstream& operator=(const Downstream&) = delete;
+
+  const std::string& name() const { return config_.name; }
+  const config::ServerConfig& config() const { return config_; }
+  Status status() const { return status_; }
+  const std::string& last_error() const { return last_error_; }
+  const std::string& protocol_version() const { return protocol_version_; }
+  bool tools_known() const { return tools_known_; }
+  const std::vector<ToolEntry>& tools() const { return tools_; }
+  const ToolEntry* find_tool(std::string_view name) const;
+
+  // Starts the server when it is not online (single-flight); true when online.
+  asio::awaitable<bool> ensure_started();
+
+  // tools/call with the arguments spliced verbatim. `progress_token` (JSON text) is sent
+  // in _meta when non-empty.
+  asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
+                                        std::chrono::milliseconds timeout,
+                                        mcp::CancelSignal* cancel,
+                                        std::string_view progress_token);
+
+  // Orderly teardown (P4): close stdin, grace, SIGTERM group, grace, SIGKILL group, reap,
+  // close every pipe. Status becomes `offline`.
+  asio::awaitable<void> shutdown();
+
+  pid_t pid() const { return child_ ? child_->pid() : -1; }
+
+ private:
+  class PeerHandler;
+  asio::awaitable<bool> start();
+  asio::awaitable<bool> handshake();
+  asio::awaitable<bool> list_tools();
+  asio::awaitable<void> drain_stderr(std::shared_ptr<asio::posix::stream_descriptor> err);
+  asio::awaitable<void> watch_exit(std::shared_ptr<asio::posix::stream_descriptor> pidfd);
+  asio::awaitable<void> teardown(bool orderly);
+  void fail(std::string reason);
+  void on_notification(const rpc::Message& message);
+
+  asio::io_context& io_;
+  config::ServerConfig config_;
+  const core::Limits& limits_;
+  DownstreamEvents events_;
+
+  Status status_ = Status::lazy;
+  std::string last_error_;
+  std::string protocol_version_;
+  bool tools_known_ = false;
+  std::vector<ToolEntry> tools_;
+  std::uint64_t generation_ = 0;
+
+  std::unique_ptr<process::Child> child_;
+  std::shared_ptr<transport::FdStream> stream_;
+  std::shared_ptr<mcp::Session> session_;
+  std::unique_ptr<PeerHandler> handler_;
+  std::shared_ptr<asio::posix::stream_descriptor> stderr_;
+  std::shared_ptr<asio::posix::stream_descriptor> pidfd_watch_;
+  std::unique_ptr<core::Event> exited_;
+  std::unique_ptr<core::Event> started_;
+  std::unique_ptr<core::Event> teardown_done_;
+  bool relist_pending_ = false;
+  bool tearing_down_ = false;
+};
+
+}  // namespace sluice::gateway

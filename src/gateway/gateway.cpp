@@ -1,0 +1,367 @@
+#include "gateway/gateway.hpp"
+
+#include "core/describe.hpp"
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "gateway/results.hpp"
+#include "process/child.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace sluice::gateway {
+namespace bj = boost::json;
+namespace cj = core::json;
+
+namespace {
+
+constexpr std::size_t kShortDescription = 160;
+
+// The first sentence or line of a description, cut at a character boundary.
+std::string short_description(std::string_view text) {
+  std::size_t end = text.find('\n');
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view first = text.substr(0, end);
+  if (first.size() <= kShortDescription) return std::string(first);
+  std::size_t cut = kShortDescription - 3;
+  while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(first.substr(0, cut)) + "...";
+}
+
+std::pair<std::string_view, std::string_view> split_tool_id(std::string_view id) {
+  std::size_t sep = id.find("::");
+  if (sep == std::string_view::npos) return {{}, {}};
+  return {id.substr(0, sep), id.substr(sep + 2)};
+}
+
+}  // namespace
+
+Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConfig> config,
+                 GatewayOptions options)
+    : io_(io),
+      config_(std::move(config)),
+      options_(std::move(options)),
+      started_at_(std::chrono::steady_clock::now()) {
+  for (const auto& server : config_->servers) {
+    DownstreamEvents events;
+    events.tools_changed = [this] { rebuild_catalog(); };
+    events.progress = [this](std::string_view params) { relay_progress(params); };
+    downstreams_.push_back(
+        std::make_unique<Downstream>(io_, server, options_.limits, std::move(events)));
+  }
+}
+
+Gateway::~Gateway() = default;
+
+void Gateway::start() {
+  for (const auto& w : config_->warnings) core::log::warn("config: {}", w);
+  for (const auto& name : config_->auto_start) {
+    Downstream* d = find(name);
+    if (!d) {
+      core::log::warn("config: autoStart names a server that is not configured");
+      continue;
+    }
+    asio::co_spawn(
+        io_, [d]() -> asio::awaitable<void> { co_await d->ensure_started(); }, asio::detached);
+  }
+}
+
+asio::awaitable<void> Gateway::shutdown() {
+  for (auto& d : downstreams_) co_await d->shutdown();
+}
+
+Downstream* Gateway::find(std::string_view server) {
+  for (auto& d : downstreams_) {
+    if (d->name() == server) return d.get();
+  }
+  return nullptr;
+}
+
+std::vector<pid_t> Gateway::child_pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& d : downstreams_) {
+    if (d->pid() > 0) pids.push_back(d->pid());
+  }
+  return pids;
+}
+
+void Gateway::rebuild_catalog() {
+  std::vector<IndexedTool> docs;
+  catalog_docs_.clear();
+  for (std::size_t s = 0; s < downstreams_.size(); ++s) {
+    const auto& d = *downstreams_[s];
+    if (!d.tools_known()) continue;
+    for (std::size_t t = 0; t < d.tools().size(); ++t) {
+      const auto& tool = d.tools()[t];
+      docs.push_back(IndexedTool{d.name(), tool.name, tool.title, tool.description});
+      catalog_docs_.emplace_back(s, t);
+    }
+  }
+  catalog_.rebuild(std::move(docs));
+}
+
+std::string Gateway::catalog_search(const bj::object& args) const {
+  SearchQuery q;
+  if (const auto* v = args.if_contains("query"); v && v->is_string()) q.text = v->get_string();
+  if (const auto* v = args.if_contains("limit"); v && v->is_int64()) {
+    q.limit = static_cast<std::size_t>(v->get_int64());
+  }
+  if (const auto* f = args.if_contains("filters"); f && f->is_object()) {
+    if (const auto* s = f->get_object().if_contains("server"); s && s->is_string()) {
+      q.server = std::string(s->get_string());
+    }
+  }
+  SearchResult found = catalog_.search(q);
+  bj::array results;
+  for (const auto& hit : found.hits) {
+    auto [s, t] = catalog_docs_[hit.doc];
+    const auto& d = *downstreams_[s];
+    const auto& tool = d.tools()[t];
+    bj::object card;
+    card["tool_id"] = d.name() + "::" + tool.name;
+    card["server"] = d.name();
+    card["tool_name"] = tool.name;
+    if (!tool.title.empty()) card["title"] = tool.title;
+    card["short_description"] = short_description(tool.description);
+    card["availability"] = d.status() == Status::online ? "online" : "offline";
+    results.push_back(std::move(card));
+  }
+  // Servers whose tools are not known yet are listed as cards so the client can connect.
+  bj::array offline;
+  for (const auto& d : downstreams_) {
+    if (d->tools_known()) continue;
+    if (q.server && *q.server != d->name()) continue;
+    bj::object card;
+    card["server"] = d->name();
+    card["availability"] = "offline";
+    card["status"] = to_string(d->status());
+    card["short_description"] =
+        d->status() == Status::unsupported_transport
+            ? "remote server: this transport is not supported yet"
+            : "tools not listed yet: call gateway.connect_server to start it and list them";
+    offline.push_back(std::move(card));
+  }
+  bj::object out;
+  out["results"] = std::move(results);
+  out["total_available"] = found.total_matches;
+  out["truncated"] = found.total_matches > found.hits.size();
+  if (!offline.empty()) out["offline_servers"] = std::move(offline);
+  return structured_result(out);
+}
+
+asio::awaitable<std::string> Gateway::describe(std::string_view tool_id) {
+  auto [server, tool_name] = split_tool_id(tool_id);
+  Downstream* d = server.empty() ? nullptr : find(server);
+  if (!d) {
+    co_return error_result(fmt::format(
+        "no server matches that tool id ({}); tool ids look like server::tool, see "
+        "gateway.catalog_search",
+        core::describe_value(bj::value(bj::string_view(tool_id.data(), tool_id.size())))));
+  }
+  if (!co_await d->ensure_started() && !d->tools_known()) {
+    co_return error_result(fmt::format("server {} is not available ({}): {}", d->name(),
+                                       to_string(d->status()), d->last_error()));
+  }
+  const ToolEntry* tool = d->find_tool(tool_name);
+  if (!tool) {
+    co_return error_result(
+        fmt::format("server {} has no tool by that name ({}); see gateway.catalog_search",
+                    d->name(), core::describe_value(bj::value(bj::string_view(
+                                   tool_name.data(), tool_name.size())))));
+  }
+  bj::value parsed = bj::parse(tool->raw);
+  const bj::object& obj = parsed.get_object();
+  bj::object out;
+  std::string id = d->name() + "::" + tool->name;
+  out["tool_id"] = id;
+  out["server"] = d->name();
+  out["tool_name"] = tool->name;
+  if (!tool->title.empty()) out["title"] = tool->title;
+  out["description"] = tool->description;
+  bj::object template_args;
+  if (const auto* schema = obj.if_contains("inputSchema"); schema && schema->is_object()) {
+    out["inputSchema"] = *schema;
+    const auto& so = schema->get_object();
+    std::vector<std::string> required;
+    if (const auto* r = so.if_contains("required"); r && r->is_array()) {
+      for (const auto& n : r->get_array()) {
+        if (n.is_string()) required.emplace_back(n.get_string());
+      }
+    }
+    if (const auto* props = so.if_contains("properties"); props && props->is_object()) {
+      for (const auto& [key, prop] : props->get_object()) {
+        std::string type = "any";
+        if (prop.is_object()) {
+          if (const auto* t = prop.get_object().if_contains("type"); t && t->is_string()) {
+            type = std::string(t->get_string());
+          }
+        }
+        bool req = std::find(required.begin(), required.end(), key) != required.end();
+        template_args[key] = fmt::format("<{}: {}>", req ? "required" : "optional", type);
+      }
+    }
+  } else {
+    out["inputSchema"] = bj::object{{"type", "object"}};
+  }
+  if (const auto* o = obj.if_contains("outputSchema")) out["outputSchema"] = *o;
+  if (const auto* a = obj.if_contains("annotations")) out["annotations"] = *a;
+  out["availability"] = d->status() == Status::online ? "online" : "offline";
+  out["invoke_template"] = bj::object{
+      {"tool", "gateway.invoke"},
+      {"arguments", bj::object{{"tool_id", id}, {"arguments", std::move(template_args)}}}};
+  co_return structured_result(out);
+}
+
+asio::awaitable<std::string> Gateway::connect_server(std::string_view server) {
+  Downstream* d = find(server);
+  if (!d) {
+    co_return error_result(fmt::format(
+        "no configured server has that name ({}); see gateway.health",
+        core::describe_value(bj::value(bj::string_view(server.data(), server.size())))));
+  }
+  std::string prior(to_string(d->status()));
+  bool ok = co_await d->ensure_started();
+  bj::object out;
+  out["server"] = d->name();
+  out["ok"] = ok;
+  out["prior_status"] = prior;
+  out["status"] = to_string(d->status());
+  out["tool_count"] = d->tools().size();
+  if (!ok) out["last_error"] = d->last_error();
+  co_return ok ? structured_result(out)
+               : error_result(fmt::format("server {} could not be started ({}): {}", d->name(),
+                                          to_string(d->status()), d->last_error()));
+}
+
+asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
+                                               std::string_view arguments_json,
+                                               std::chrono::milliseconds timeout,
+                                               mcp::CancelSignal* cancel,
+                                               std::string_view client_progress_token,
+                                               std::weak_ptr<mcp::Session> client) {
+  auto refuse = [](std::string text) { return InvokeOutcome{true, error_result(text), true}; };
+  auto [server, tool_name] = split_tool_id(tool_id);
+  Downstream* d = server.empty() ? nullptr : find(server);
+  if (!d) {
+    co_return refuse(fmt::format(
+        "no server matches that tool id ({}); tool ids look like server::tool, see "
+        "gateway.catalog_search",
+        core::describe_value(bj::value(bj::string_view(tool_id.data(), tool_id.size())))));
+  }
+  if (!co_await d->ensure_started()) {
+    co_return refuse(fmt::format("server {} is not available ({}): {}", d->name(),
+                                 to_string(d->status()), d->last_error()));
+  }
+  const ToolEntry* tool = d->find_tool(tool_name);
+  if (!tool) {
+    co_return refuse(
+        fmt::format("server {} has no tool by that name ({}); see gateway.catalog_search",
+                    d->name(), core::describe_value(bj::value(bj::string_view(
+                                   tool_name.data(), tool_name.size())))));
+  }
+  std::string tool_label = d->name() + "::" + tool->name;
+  if (tool->validator) {
+    auto args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,
+                                 cj::ParseLimits{options_.limits.max_json_depth});
+    if (!args) co_return refuse("arguments are not valid JSON: " + args.error().message);
+    auto problems = tool->validator->validate(*args);
+    if (!problems.empty()) {
+      std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);
+      for (const auto& p : problems) text += "\n" + core::schema::format(p);
+      core::log::info("refused a call to {}: {} schema problem(s)", tool_label, problems.size());
+      co_return refuse(text);
+    }
+  }
+  std::string token;
+  std::uint64_t route = 0;
+  if (!client_progress_token.empty()) {
+    route = next_progress_token_++;
+    token = std::to_string(route);
+    progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token)};
+  }
+  std::string tool_name_copy = tool->name;  // the tool list may be replaced while we wait
+  auto reply = co_await d->call_tool(tool_name_copy, arguments_json, timeout, cancel, token);
+  if (route) progress_routes_.erase(route);
+  switch (reply.status) {
+    case mcp::Reply::Status::result:
+      co_return InvokeOutcome{true, std::string(reply.message->result()), false};
+    case mcp::Reply::Status::error: {
+      std::string message;
+      auto m = cj::member_span(reply.message->error(), "message");
+      bj::error_code ec;
+      bj::value mv = m ? bj::parse(*m, ec) : bj::value();
+      if (!ec && mv.is_string()) message = safe_peer_message(mv.get_string());
+      co_return refuse(fmt::format("{} answered with an error{}{}", tool_label,
+                                   message.empty() ? "" : ": ", message));
+    }
+    case mcp::Reply::Status::timeout:
+      co_return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
+    case mcp::Reply::Status::cancelled:
+      co_return InvokeOutcome{false, {}, true};
+    case mcp::Reply::Status::closed:
+      co_return refuse(fmt::format("server {} closed the connection during the call of {}",
+                                   d->name(), tool_label));
+  }
+  co_return refuse("internal error");
+}
+
+void Gateway::relay_progress(std::string_view params) {
+  auto token = cj::member_span(params, "progressToken");
+  if (!token) return;
+  std::string_view t = cj::trim(*token);
+  std::uint64_t n = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), n);
+  if (ec != std::errc() || ptr != t.data() + t.size()) return;
+  auto it = progress_routes_.find(n);
+  if (it == progress_routes_.end()) return;
+  auto client = it->second.client.lock();
+  if (!client) return;
+  // Splice the client's own token in place of ours; everything else passes unchanged.
+  std::size_t at = static_cast<std::size_t>(t.data() - params.data());
+  std::string rewritten;
+  rewritten.reserve(params.size() + it->second.client_token.size());
+  rewritten.append(params.substr(0, at));
+  rewritten.append(it->second.client_token);
+  rewritten.append(params.substr(at + t.size()));
+  client->notify("notifications/progress", rewritten);
+}
+
+bj::object Gateway::health() const {
+  bj::array servers;
+  for (const auto& d : downstreams_) {
+    bj::object row;
+    row["name"] = d->name();
+    row["status"] = to_string(d->status());
+    row["transport"] =
+        std::holds_alternative<config::StdioServer>(d->config().transport)
+            ? std::string("stdio")
+            : std::get<config::RemoteServer>(d->config().transport).type;
+    row["tool_count"] = d->tools().size();
+    row["tools_known"] = d->tools_known();
+    row["protocol_version"] =
+        d->protocol_version().empty() ? bj::value(nullptr) : bj::value(d->protocol_version());
+    row["last_error"] = d->last_error().empty() ? bj::value(nullptr) : bj::value(d->last_error());
+    row["source"] = d->config().source_file;
+    servers.push_back(std::move(row));
+  }
+  auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started_at_);
+  bj::object gw;
+  gw["version"] = options_.version;
+  gw["uptime_s"] = static_cast<double>(uptime.count()) / 1000.0;
+  gw["expose"] = "meta";
+  gw["tools_indexed"] = catalog_.size();
+  bj::object out;
+  out["gateway"] = std::move(gw);
+  out["servers"] = std::move(servers);
+  return out;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,97 @@
+#pragma once
+// The gateway: every configured Downstream, the catalog over their tools, and the MCP
+// server role each client connection gets (meta-tools by default: catalog_search,
+// describe, invoke, health, connect_server).
+//
+// Ownership: owns the Downstreams and the catalog for the life of the process; client
+// sessions are owned by their transports. Threading: the one io_context thread.
+// shutdown() tears every downstream down (GATEWAY-INVARIANTS P4) and must complete before
+// the Gateway is destroyed.
+#include "config/gateway_config.hpp"
+#include "core/limits.hpp"
+#include "gateway/catalog_index.hpp"
+#include "gateway/downstream.hpp"
+#include "mcp/session.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sluice::gateway {
+
+struct GatewayOptions {
+  core::Limits limits;
+  std::string version = "0.1.0";
+};
+
+// The outcome of one tool invocation, as the MCP `result` of a tools/call: either the
+// downstream's result text spliced through, or a result built by sluice (isError).
+struct InvokeOutcome {
+  bool answered = true;      // false when the caller cancelled: nothing may be sent
+  std::string result_json;   // a CallToolResult object
+  bool is_error = false;     // sluice refused or the call failed before a downstream result
+};
+
+class Gateway {
+ public:
+  Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConfig> config,
+          GatewayOptions options);
+  ~Gateway();
+  Gateway(const Gateway&) = delete;
+  Gateway& operator=(const Gateway&) = delete;
+
+  // Logs configuration warnings and starts the autoStart servers.
+  void start();
+  asio::awaitable<void> shutdown();
+
+  // The server role for one client session (owned by the caller, borrowed by the session).
+  std::unique_ptr<mcp::Handler> make_client_handler(std::shared_ptr<mcp::Session> client);
+
+  // gateway.invoke without a client (the `sluice call` command and the handler).
+  asio::awaitable<InvokeOutcome> invoke(std::string_view tool_id, std::string_view arguments_json,
+                                        std::chrono::milliseconds timeout,
+                                        mcp::CancelSignal* cancel,
+                                        std::string_view client_progress_token,
+                                        std::weak_ptr<mcp::Session> client);
+
+  boost::json::object health() const;
+  const std::vector<std::unique_ptr<Downstream>>& downstreams() const { return downstreams_; }
+  Downstream* find(std::string_view server);
+  const core::Limits& limits() const { return options_.limits; }
+  const GatewayOptions& options() const { return options_; }
+  asio::io_context& io() { return io_; }
+  std::vector<pid_t> child_pids() const;
+
+  // Meta-tool bodies: each returns a CallToolResult JSON text.
+  std::string catalog_search(const boost::json::object& args) const;
+  asio::awaitable<std::string> describe(std::string_view tool_id);
+  asio::awaitable<std::string> connect_server(std::string_view server);
+
+ private:
+  class ClientHandler;
+  void rebuild_catalog();
+  void relay_progress(std::string_view params);
+
+  struct ProgressRoute {
+    std::weak_ptr<mcp::Session> client;
+    std::string client_token;
+  };
+
+  asio::io_context& io_;
+  std::shared_ptr<const config::GatewayConfig> config_;
+  GatewayOptions options_;
+  std::vector<std::unique_ptr<Downstream>> downstreams_;
+  CatalogIndex catalog_;
+  std::vector<std::pair<std::size_t, std::size_t>> catalog_docs_;  // doc -> (server, tool)
+  std::map<std::uint64_t, ProgressRoute> progress_routes_;
+  std::uint64_t next_progress_token_ = 1;
+  std::chrono::steady_clock::time_point started_at_;
+};
+
+}  // namespace sluice::gateway

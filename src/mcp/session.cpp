@@ -1,0 +1,273 @@
+#include "mcp/session.hpp"
+
+#include "core/log.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
+
+#include <charconv>
+
+namespace sluice::mcp {
+namespace cj = core::json;
+
+void CancelSignal::cancel() {
+  if (cancelled_) return;
+  cancelled_ = true;
+  auto callbacks = std::move(callbacks_);
+  callbacks_.clear();
+  for (auto& [id, cb] : callbacks) cb();
+}
+
+std::uint64_t CancelSignal::on_cancel(std::function<void()> callback) {
+  if (cancelled_) {
+    callback();
+    return 0;
+  }
+  std::uint64_t id = next_++;
+  callbacks_.emplace_back(id, std::move(callback));
+  return id;
+}
+
+void CancelSignal::remove(std::uint64_t registration) {
+  for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+    if (it->first == registration) {
+      callbacks_.erase(it);
+      return;
+    }
+  }
+}
+
+IncomingRequest::IncomingRequest(std::shared_ptr<Session> session, rpc::Message message)
+    : session_(std::move(session)), message_(std::move(message)) {}
+
+void IncomingRequest::respond_result(std::string_view result_json) {
+  if (answered_ || cancelled()) return;
+  answered_ = true;
+  session_->send_frame(rpc::make_result(message_.id(), result_json));
+}
+
+void IncomingRequest::respond_error(int code, std::string_view message) {
+  if (answered_ || cancelled()) return;
+  answered_ = true;
+  session_->send_frame(rpc::make_error(message_.id(), code, message));
+}
+
+std::shared_ptr<Session> Session::create(asio::io_context& io, SessionOptions options) {
+  return std::shared_ptr<Session>(new Session(io, std::move(options)));
+}
+
+Session::Session(asio::io_context& io, SessionOptions options)
+    : io_(io), options_(std::move(options)) {}
+
+Session::~Session() = default;
+
+void Session::attach(Outbox* outbox, Handler* handler) {
+  outbox_ = outbox;
+  handler_ = handler;
+}
+
+void Session::detach() {
+  outbox_ = nullptr;
+  handler_ = nullptr;
+}
+
+cj::ParseLimits Session::parse_limits() const {
+  const core::Limits& l = options_.limits ? *options_.limits : default_limits_;
+  return cj::ParseLimits{l.max_json_depth};
+}
+
+void Session::send_frame(std::string frame) {
+  if (outbox_ && !closed_) outbox_->send(std::move(frame));
+}
+
+void Session::notify(std::string_view method, std::string_view params_json) {
+  send_frame(rpc::make_notification(method, params_json));
+}
+
+void Session::on_frame(std::string frame) {
+  ++counters_.frames_in;
+  if (cj::trim(frame).empty()) return;  // blank lines between frames are tolerated
+  auto parsed = rpc::parse(std::move(frame), parse_limits(), options_.strictness);
+  if (auto* failure = std::get_if<rpc::ParseFailure>(&parsed)) {
+    ++counters_.bad_frames;
+    core::log::debug("{}: refused a frame: {}", options_.label, failure->message);
+    // Only the client role answers malformed frames; a downstream's garbage is dropped.
+    if (options_.strictness == rpc::Strictness::client) {
+      send_frame(rpc::make_error(failure->id, failure->code, failure->message));
+    }
+    if (handler_) handler_->on_bad_frame(failure->message);
+    return;
+  }
+  rpc::Message message = std::move(std::get<rpc::Message>(parsed));
+  if (message.is_response()) {
+    handle_response(std::move(message));
+    return;
+  }
+  if (message.is_notification()) {
+    if (message.method() == "notifications/cancelled") handle_cancel(message);
+    if (handler_) handler_->on_notification(message);
+    return;
+  }
+  if (message.method() == "ping") {
+    send_frame(rpc::make_result(message.id(), "{}"));
+    return;
+  }
+  if (!handler_ || closed_) return;
+  auto key = rpc::id_key(message.id());
+  const core::Limits& l = options_.limits ? *options_.limits : default_limits_;
+  if (incoming_.size() >= l.max_pending_requests) {
+    send_frame(rpc::make_error(message.id(), rpc::code::kInternalError,
+                               "too many requests in flight on this session"));
+    return;
+  }
+  if (key && incoming_.count(*key)) {
+    send_frame(rpc::make_error(message.id(), rpc::code::kInvalidRequest,
+                               "Invalid request: this id is already in use"));
+    return;
+  }
+  auto request = std::make_shared<IncomingRequest>(shared_from_this(), std::move(message));
+  if (key) incoming_[*key] = request.get();
+  asio::co_spawn(io_, serve(request), asio::detached);
+}
+
+void Session::on_oversized_frame(std::string_view head, std::size_t total_bytes) {
+  ++counters_.oversized_frames;
+  core::log::warn("{}: refused a message of {} bytes (over the {} byte limit)", options_.label,
+                  total_bytes,
+                  (options_.limits ? *options_.limits : default_limits_).max_message_bytes);
+  auto id = cj::member_span(head, "id");
+  std::optional<std::string> key = id ? rpc::id_key(*id) : std::nullopt;
+  if (options_.strictness == rpc::Strictness::client) {
+    send_frame(rpc::make_error(key ? cj::trim(*id) : "null", rpc::code::kInvalidRequest,
+                               "Invalid request: message too large"));
+  } else if (key && key->rfind("n:", 0) == 0) {
+    // A downstream answer too large to take: fail only the request it answers.
+    std::uint64_t n = 0;
+    std::string_view digits = std::string_view(*key).substr(2);
+    std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (auto it = pending_.find(n); it != pending_.end()) {
+      it->second->status = Reply::Status::error;
+      auto err = rpc::parse(rpc::make_error(std::to_string(n), rpc::code::kInternalError,
+                                            "response too large"),
+                            parse_limits(), rpc::Strictness::peer);
+      it->second->reply = std::move(std::get<rpc::Message>(err));
+      it->second->timer.cancel();
+    }
+  }
+  if (handler_) handler_->on_bad_frame("message too large");
+}
+
+void Session::on_closed() {
+  if (closed_) return;
+  closed_ = true;
+  for (auto& [id, call] : pending_) {
+    call->status = Reply::Status::closed;
+    call->timer.cancel();
+  }
+  // Requests being served can no longer be answered; their work is cancelled.
+  std::vector<IncomingRequest*> serving;
+  for (auto& [key, req] : incoming_) serving.push_back(req);
+  for (auto* req : serving) req->cancel_signal().cancel();
+}
+
+void Session::handle_response(rpc::Message message) {
+  auto key = rpc::id_key(message.id());
+  std::uint64_t n = 0;
+  bool numeric = key && key->rfind("n:", 0) == 0;
+  if (numeric) {
+    std::string_view digits = std::string_view(*key).substr(2);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    numeric = ec == std::errc() && ptr == digits.data() + digits.size();
+  }
+  auto it = numeric ? pending_.find(n) : pending_.end();
+  if (it == pending_.end()) {
+    // A late answer to a cancelled or timed-out request, or a stray: recorded and dropped.
+    ++counters_.unmatched_responses;
+    core::log::debug("{}: dropped a response that matches no pending request", options_.label);
+    return;
+  }
+  PendingCall* call = it->second;
+  call->status = message.kind() == rpc::Kind::result ? Reply::Status::result : Reply::Status::error;
+  call->reply = std::move(message);
+  call->timer.cancel();
+}
+
+void Session::handle_cancel(const rpc::Message& message) {
+  auto request_id = cj::member_span(message.params(), "requestId");
+  if (!request_id) return;
+  auto key = rpc::id_key(*request_id);
+  if (!key) return;
+  auto it = incoming_.find(*key);
+  if (it == incoming_.end()) return;
+  if (it->second->message().method() == "initialize") return;  // never cancelled
+  it->second->cancel_signal().cancel();
+}
+
+void Session::finish_incoming(const rpc::Message& message) {
+  if (auto key = rpc::id_key(message.id())) {
+    auto it = incoming_.find(*key);
+    if (it != incoming_.end() && &it->second->message() == &message) incoming_.erase(it);
+  }
+}
+
+asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {
+  auto self = shared_from_this();
+  try {
+    if (handler_) co_await handler_->on_request(*request);
+    if (!request->answered() && !request->cancelled()) {
+      request->respond_error(rpc::code::kInternalError, "the request was not answered");
+    }
+  } catch (const std::exception& e) {
+    core::log::error("{}: request handler failed: {}", options_.label, e.what());
+    request->respond_error(rpc::code::kInternalError, "internal error");
+  }
+  finish_incoming(request->message());
+}
+
+asio::awaitable<Reply> Session::request(std::string method, std::string params_json,
+                                        std::chrono::milliseconds timeout, CancelSignal* cancel,
+                                        std::uint64_t* id_out) {
+  auto self = shared_from_this();
+  if (closed_ || !outbox_) co_return Reply{Reply::Status::closed, std::nullopt};
+  if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled, std::nullopt};
+  std::uint64_t id = next_id_++;
+  if (id_out) *id_out = id;
+  PendingCall call(io_);
+  call.timer.expires_after(timeout);
+  pending_.emplace(id, &call);
+  std::string id_text = std::to_string(id);
+  send_frame(rpc::make_request(id_text, method, params_json));
+  std::uint64_t registration = 0;
+  if (cancel) {
+    registration = cancel->on_cancel([&call] {
+      call.status = Reply::Status::cancelled;
+      call.timer.cancel();
+    });
+  }
+  boost::system::error_code ec;
+  co_await call.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  pending_.erase(id);
+  if (cancel) cancel->remove(registration);
+
+  Reply reply;
+  reply.status = call.status;
+  if (call.status == Reply::Status::result || call.status == Reply::Status::error) {
+    reply.message = std::move(call.reply);
+  } else if (call.status == Reply::Status::cancelled || call.status == Reply::Status::timeout) {
+    if (call.status == Reply::Status::timeout) ++counters_.timeouts;
+    if (method != "initialize") {
+      std::string params = R"({"requestId":)" + id_text + R"(,"reason":)" +
+                           cj::quote(call.status == Reply::Status::timeout
+                                         ? "timed out"
+                                         : "cancelled by the client") +
+                           "}";
+      notify("notifications/cancelled", params);
+    }
+  }
+  co_return reply;
+}
+
+}  // namespace sluice::mcp

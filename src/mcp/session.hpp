@@ -1,0 +1,169 @@
+#pragma once
+// The JSON-RPC/MCP session engine, used for both roles: sluice as server to its client and
+// sluice as client of each downstream. It matches response ids to outgoing requests, times
+// them out, sends and honours notifications/cancelled, answers ping, and runs each incoming
+// request as its own coroutine on the loop. It knows nothing of the lifecycle beyond that:
+// initialize is an ordinary request for the Handler (so a stateless revision can be added
+// beside it).
+//
+// Threading: everything runs on the one io_context thread that owns the session.
+// Ownership: held by shared_ptr; every coroutine it starts holds a reference, so a session
+// closed while requests are suspended stays valid until they finish. The Outbox and Handler
+// are borrowed; detach() drops them (after it, nothing is sent and nothing is dispatched).
+#include "core/json.hpp"
+#include "core/limits.hpp"
+#include "rpc/message.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sluice::mcp {
+
+namespace asio = boost::asio;
+
+// Where a session's outgoing frames go (a transport). send() queues one complete message
+// (without newline) and never blocks; frames are written whole, in order, never interleaved.
+class Outbox {
+ public:
+  virtual ~Outbox() = default;
+  virtual void send(std::string frame) = 0;
+};
+
+// One-shot cancellation for one piece of work. Callbacks run once, synchronously, at
+// cancel(); a callback registered after the cancel runs at once.
+class CancelSignal {
+ public:
+  bool cancelled() const { return cancelled_; }
+  void cancel();
+  std::uint64_t on_cancel(std::function<void()> callback);
+  void remove(std::uint64_t registration);
+
+ private:
+  bool cancelled_ = false;
+  std::uint64_t next_ = 1;
+  std::vector<std::pair<std::uint64_t, std::function<void()>>> callbacks_;
+};
+
+struct Reply {
+  enum class Status { result, error, timeout, cancelled, closed };
+  Status status = Status::closed;
+  std::optional<rpc::Message> message;  // set for result and error
+  bool ok() const { return status == Status::result; }
+};
+
+class Session;
+
+// An incoming request being served. The response is sent at most once; after a cancel
+// nothing is sent for this id (the client already gave up on it).
+class IncomingRequest {
+ public:
+  IncomingRequest(std::shared_ptr<Session> session, rpc::Message message);
+  const rpc::Message& message() const { return message_; }
+  CancelSignal& cancel_signal() { return cancel_; }
+  bool cancelled() const { return cancel_.cancelled(); }
+  bool answered() const { return answered_; }
+  void respond_result(std::string_view result_json);
+  void respond_error(int code, std::string_view message);
+
+ private:
+  std::shared_ptr<Session> session_;
+  rpc::Message message_;
+  CancelSignal cancel_;
+  bool answered_ = false;
+};
+
+class Handler {
+ public:
+  virtual ~Handler() = default;
+  // Serve one request; must answer it (unless it was cancelled). Exceptions are caught by
+  // the session and answered with a value-free internal error.
+  virtual asio::awaitable<void> on_request(IncomingRequest& request) = 0;
+  virtual void on_notification(const rpc::Message& message) = 0;
+  // A frame that could not be parsed or was too large (already answered when answerable).
+  virtual void on_bad_frame(std::string_view /*reason*/) {}
+};
+
+struct SessionOptions {
+  std::string label;                // for logs: "client" or the server's name
+  rpc::Strictness strictness = rpc::Strictness::client;
+  const core::Limits* limits = nullptr;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  static std::shared_ptr<Session> create(asio::io_context& io, SessionOptions options);
+  ~Session();
+
+  void attach(Outbox* outbox, Handler* handler);
+  void detach();
+
+  // Transport callbacks.
+  void on_frame(std::string frame);
+  void on_oversized_frame(std::string_view head, std::size_t total_bytes);
+  void on_closed();
+  bool closed() const { return closed_; }
+
+  // Sends a request and waits for its answer, the timeout, a cancel (then
+  // notifications/cancelled is sent to the peer with our id) or the transport closing.
+  // `id_out`, when given, receives the id this request was sent with.
+  asio::awaitable<Reply> request(std::string method, std::string params_json,
+                                 std::chrono::milliseconds timeout,
+                                 CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr);
+  void notify(std::string_view method, std::string_view params_json);
+
+  // Used by IncomingRequest.
+  void send_frame(std::string frame);
+  void finish_incoming(const rpc::Message& message);
+
+  const std::string& label() const { return options_.label; }
+  std::size_t pending_outgoing() const { return pending_.size(); }
+  std::size_t pending_incoming() const { return incoming_.size(); }
+  asio::io_context& io() { return io_; }
+
+  struct Counters {
+    std::uint64_t frames_in = 0;
+    std::uint64_t bad_frames = 0;
+    std::uint64_t oversized_frames = 0;
+    std::uint64_t unmatched_responses = 0;
+    std::uint64_t timeouts = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
+ private:
+  Session(asio::io_context& io, SessionOptions options);
+
+  struct PendingCall {
+    explicit PendingCall(asio::io_context& io) : timer(io) {}
+    asio::steady_timer timer;
+    std::optional<rpc::Message> reply;
+    Reply::Status status = Reply::Status::timeout;
+  };
+
+  asio::awaitable<void> serve(std::shared_ptr<IncomingRequest> request);
+  void handle_response(rpc::Message message);
+  void handle_cancel(const rpc::Message& message);
+  core::json::ParseLimits parse_limits() const;
+
+  asio::io_context& io_;
+  SessionOptions options_;
+  core::Limits default_limits_;
+  Outbox* outbox_ = nullptr;
+  Handler* handler_ = nullptr;
+  bool closed_ = false;
+  std::uint64_t next_id_ = 1;
+  std::unordered_map<std::uint64_t, PendingCall*> pending_;
+  std::unordered_map<std::string, IncomingRequest*> incoming_;
+  Counters counters_;
+};
+
+}  // namespace sluice::mcp

@@ -1,0 +1,94 @@
+#pragma once
+// JSON-RPC 2.0 messages as sluice handles them: the frame text is kept whole and the parts
+// (id, params, result, error) are spans into it, so ids go back byte-exact and payloads are
+// spliced through without re-serialising (Boost.JSON would rewrite numbers).
+//
+// Parsing is strict: a frame that is not JSON gets -32700, a JSON value that is not a valid
+// request/notification/response gets -32600. Peer frames (from downstreams) are validated
+// without building a DOM; client frames are also checked for duplicate keys at every level.
+#include "core/json.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace sluice::rpc {
+
+namespace code {
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+// Implementation-defined server errors.
+inline constexpr int kRequestTimeout = -32001;
+inline constexpr int kRequestCancelled = -32800;
+inline constexpr int kConnectionClosed = -32000;
+}  // namespace code
+
+enum class Kind { request, notification, result, error };
+
+struct Span {
+  std::uint32_t offset = 0;
+  std::uint32_t length = 0;
+  bool present() const { return length > 0; }
+};
+
+class Message {
+ public:
+  Kind kind() const { return kind_; }
+  bool is_request() const { return kind_ == Kind::request; }
+  bool is_notification() const { return kind_ == Kind::notification; }
+  bool is_response() const { return kind_ == Kind::result || kind_ == Kind::error; }
+
+  const std::string& text() const { return text_; }
+  const std::string& method() const { return method_; }
+  // Raw JSON text of each part; empty when absent.
+  std::string_view id() const { return view(id_); }
+  std::string_view params() const { return view(params_); }
+  std::string_view result() const { return view(result_); }
+  std::string_view error() const { return view(error_); }
+
+  // A DOM of params (strict parse); an empty object when params are absent.
+  boost::json::value params_value(const core::json::ParseLimits& limits) const;
+
+ private:
+  friend struct MessageParser;
+  std::string_view view(Span s) const { return std::string_view(text_).substr(s.offset, s.length); }
+
+  Kind kind_ = Kind::notification;
+  std::string text_;
+  std::string method_;
+  Span id_, params_, result_, error_;
+};
+
+struct ParseFailure {
+  int code = code::kInvalidRequest;
+  std::string message;  // value-free
+  std::string id;       // raw id text when it could be recovered, else "null"
+};
+
+enum class Strictness {
+  client,  // full DOM check: duplicate keys rejected at every level
+  peer,    // well-formedness and depth only (payloads are spliced, never interpreted)
+};
+
+std::variant<Message, ParseFailure> parse(std::string text, const core::json::ParseLimits& limits,
+                                          Strictness strictness);
+
+// A key identifying a request id for lookups: strings by their decoded value, numbers by
+// their text. Returns nullopt for anything that is not a valid id.
+std::optional<std::string> id_key(std::string_view raw_id);
+
+// Frame builders. Arguments named *_json must be valid JSON text; they are spliced verbatim.
+std::string make_request(std::string_view id_json, std::string_view method,
+                         std::string_view params_json);
+std::string make_notification(std::string_view method, std::string_view params_json);
+std::string make_result(std::string_view id_json, std::string_view result_json);
+std::string make_error(std::string_view id_json, int code, std::string_view message);
+
+}  // namespace sluice::rpc

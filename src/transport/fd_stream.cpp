@@ -1,0 +1,162 @@
+#include "transport/fd_stream.hpp"
+
+#include "core/log.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+
+namespace sluice::transport {
+namespace {
+
+constexpr std::size_t kFrameHeadKept = 4096;  // enough to find the id of an oversized frame
+
+bool pollable(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+std::shared_ptr<FdStream> FdStream::create(asio::io_context& io, int in_fd, int out_fd,
+                                           const core::Limits& limits) {
+  return std::shared_ptr<FdStream>(new FdStream(io, in_fd, out_fd, limits));
+}
+
+FdStream::FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits)
+    : io_(io),
+      limits_(limits),
+      input_(io),
+      output_(io),
+      splitter_(limits.max_message_bytes, kFrameHeadKept) {
+  if (in_fd >= 0) {
+    if (pollable(in_fd)) {
+      input_.assign(in_fd);
+    } else {
+      raw_in_fd_ = in_fd;
+    }
+  }
+  if (out_fd >= 0) output_.assign(out_fd);
+}
+
+FdStream::~FdStream() {
+  if (raw_in_fd_ >= 0) ::close(raw_in_fd_);
+}
+
+void FdStream::start(std::shared_ptr<mcp::Session> session, std::function<void()> on_closed) {
+  session_ = std::move(session);
+  on_closed_ = std::move(on_closed);
+  asio::co_spawn(io_, read_loop(), asio::detached);
+}
+
+asio::awaitable<void> FdStream::read_loop() {
+  auto self = shared_from_this();
+  std::array<char, 65536> buf;
+  auto deliver = [this](const core::Line& line) {
+    if (!session_) return;
+    if (line.truncated) {
+      session_->on_oversized_frame(line.text, line.total_bytes);
+    } else {
+      session_->on_frame(std::string(line.text));
+    }
+  };
+  for (;;) {
+    std::size_t n = 0;
+    if (raw_in_fd_ >= 0) {
+      ssize_t r = ::read(raw_in_fd_, buf.data(), buf.size());
+      if (r <= 0) break;
+      n = static_cast<std::size_t>(r);
+    } else {
+      if (!input_.is_open()) break;
+      boost::system::error_code ec;
+      n = co_await input_.async_read_some(asio::buffer(buf),
+                                          asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+    }
+    splitter_.feed(std::string_view(buf.data(), n), deliver);
+    if (raw_in_fd_ >= 0) co_await asio::post(io_, asio::use_awaitable);  // stay fair
+  }
+  splitter_.finish(deliver);
+  finish(false);
+}
+
+void FdStream::send(std::string frame) {
+  if (finished_ || !output_.is_open()) return;
+  if (queued_bytes() + frame.size() > limits_.max_write_queue_bytes) {
+    core::log::warn("{}: the peer is not reading; {} bytes queued; closing the stream",
+                    session_ ? session_->label() : std::string("stream"), queued_bytes());
+    finish(true);
+    return;
+  }
+  queued_ += frame;
+  queued_ += '\n';
+  if (!write_in_flight_) start_write();
+}
+
+void FdStream::start_write() {
+  if (queued_.empty() || !output_.is_open()) {
+    if (close_output_after_write_ && output_.is_open()) {
+      boost::system::error_code ec;
+      output_.close(ec);
+    }
+    return;
+  }
+  writing_.swap(queued_);
+  queued_.clear();
+  write_in_flight_ = true;
+  asio::async_write(output_, asio::buffer(writing_),
+                    [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+                      self->write_in_flight_ = false;
+                      self->writing_.clear();
+                      if (ec) {
+                        // EPIPE: the peer went away; treat as a disconnect.
+                        self->finish(true);
+                        return;
+                      }
+                      self->start_write();
+                    });
+}
+
+void FdStream::close_output() {
+  if (write_in_flight_ || !queued_.empty()) {
+    close_output_after_write_ = true;
+    return;
+  }
+  boost::system::error_code ec;
+  output_.close(ec);
+}
+
+void FdStream::close() {
+  boost::system::error_code ec;
+  input_.close(ec);
+  output_.close(ec);
+  if (raw_in_fd_ >= 0) {
+    ::close(raw_in_fd_);
+    raw_in_fd_ = -1;
+  }
+  queued_.clear();
+}
+
+void FdStream::finish(bool error) {
+  if (finished_) return;
+  finished_ = true;
+  if (error) close();
+  if (session_) session_->on_closed();
+  if (on_closed_) {
+    auto cb = std::move(on_closed_);
+    on_closed_ = nullptr;
+    cb();
+  }
+}
+
+}  // namespace sluice::transport

@@ -1,0 +1,66 @@
+#pragma once
+// Newline-delimited JSON-RPC over a pair of file descriptors: the client's stdin/stdout, or
+// a child's stdout/stdin pipes. Reads are bounded by the message limit while reading (an
+// over-long line is dropped as it arrives and reported by size); writes are queued whole and
+// coalesced, so two messages never interleave, and a peer that stops reading is cut off
+// when the queue passes its cap.
+//
+// Threading: the owning io_context thread only. Ownership: holds both fds (closed on
+// close() or destruction); created by shared_ptr because its read loop keeps it alive.
+#include "core/limits.hpp"
+#include "core/line_splitter.hpp"
+#include "mcp/session.hpp"
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace sluice::transport {
+
+namespace asio = boost::asio;
+
+class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStream> {
+ public:
+  // Takes ownership of both fds (they may be the same number only for distinct purposes:
+  // in_fd is read, out_fd is written).
+  static std::shared_ptr<FdStream> create(asio::io_context& io, int in_fd, int out_fd,
+                                          const core::Limits& limits);
+  ~FdStream() override;
+
+  // Starts reading; every frame goes to the session; at EOF or error the session is told
+  // and on_closed runs once.
+  void start(std::shared_ptr<mcp::Session> session, std::function<void()> on_closed);
+
+  void send(std::string frame) override;
+  // Closes the writing side (the peer sees EOF on its stdin); reading continues.
+  void close_output();
+  // Closes both sides; pending writes are dropped.
+  void close();
+
+  bool output_open() const { return output_.is_open(); }
+  std::size_t queued_bytes() const { return queued_.size() + writing_.size(); }
+
+ private:
+  FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits);
+  asio::awaitable<void> read_loop();
+  void start_write();
+  void finish(bool error);
+
+  asio::io_context& io_;
+  const core::Limits& limits_;
+  asio::posix::stream_descriptor input_;
+  asio::posix::stream_descriptor output_;
+  int raw_in_fd_ = -1;  // set when input is a regular file (not pollable): read directly
+  core::LineSplitter splitter_;
+  std::shared_ptr<mcp::Session> session_;
+  std::function<void()> on_closed_;
+  std::string queued_;
+  std::string writing_;
+  bool write_in_flight_ = false;
+  bool close_output_after_write_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace sluice::transport
