@@ -72,11 +72,14 @@ void add_shutdown_signals(asio::signal_set& set) {
 }
 
 // Reaps orphans that reparented to sluice (it is a subreaper) as they exit.
-asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& gw) {
-  for (;;) {
+// Ends once `stopping` is set: a SIGCHLD already queued when the wait is cancelled would
+// otherwise re-arm the wait and keep the loop (and the process) alive.
+asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& gw,
+                                   const bool& stopping) {
+  while (!stopping) {
     boost::system::error_code ec;
     co_await sigchld.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) co_return;
+    if (ec || stopping) co_return;
     process::reap_adopted_orphans(gw.child_pids());
   }
 }
@@ -127,16 +130,19 @@ int serve_stdio(const CommonOptions& options) {
           process::kill_adopted_orphans({});
           boost::system::error_code ec;
           signals.cancel(ec);
+          signals.clear(ec);
           sigchld.cancel(ec);
+          sigchld.clear(ec);
           stream->close();
           session->detach();
+          core::log::info("shutdown complete");
         },
         asio::detached);
   };
   signals.async_wait([&](boost::system::error_code ec, int sig) {
     if (!ec) stop(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
   });
-  asio::co_spawn(io, reap_orphans(sigchld, gw), asio::detached);
+  asio::co_spawn(io, reap_orphans(sigchld, gw, stopping), asio::detached);
   stream->start(session, [&] { stop("the client closed the connection"); });
   gw.start();
   core::log::info("sluice {} serving {} server(s) over stdio", gw.options().version,

@@ -1,8 +1,7 @@
 #include "core/schema.hpp"
+#include "core/schema_internal.hpp"
 
 #include <utility>
-
-#include "core/schema_internal.hpp"
 
 namespace sluice::core::schema {
 

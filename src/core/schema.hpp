@@ -2,14 +2,15 @@
 // sluice's own JSON Schema validator: JSON Schema 2020-12 (the MCP default dialect) and
 // draft-07 over Boost.JSON, with RE2 for `pattern`, bounded depth, local references only and
 // value-free problems. docs/json-schema.md lists what is supported and what is not.
+#include "core/error.hpp"
+
 #include <boost/json/value.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "core/error.hpp"
 
 namespace sluice::core::schema {
 
@@ -17,7 +18,8 @@ enum class Dialect { draft7, draft2020_12 };
 
 struct Options {
   // Deepest nesting of subschemas accepted at compile, and deepest chain of nested schema
-  // applications (each subschema or `$ref` step counts one) followed while validating.
+  // applications (each subschema or `$ref` step counts one) followed while validating; an
+  // instance that needs more is invalid. A `$ref` cycle on one location ends here.
   std::size_t max_depth = 64;
   // validate() stops collecting after this many problems.
   std::size_t max_problems = 20;
@@ -47,15 +49,19 @@ std::string format(const Problem& problem);
 // A compiled schema.
 //
 // compile() copies the schema document, resolves every reference, compiles every `pattern`
-// with RE2 and checks every keyword value once; it refuses (with a value-free error naming a
-// JSON pointer into the schema and the kind of problem) a schema that is malformed, deeper
-// than Options::max_depth, in an unknown dialect, or that refers to any other document.
+// with RE2 and checks every keyword value, once: compile a schema once and validate with it
+// many times. It refuses, with a value-free error ("schema at <JSON pointer>: <kind>"), a
+// schema that is malformed, nested deeper than Options::max_depth, in a dialect other than
+// 2020-12 or draft-07, or that refers to any other document (remote references).
 //
 // A Schema is immutable and thread-compatible: copies share the compiled form, and any
-// number of threads may call validate()/is_valid() on it at once. Validation never throws on
-// instance content, allocates nothing on the success path unless the schema uses
-// `unevaluatedProperties`/`unevaluatedItems`/`propertyNames`, and takes time linear in the
-// instance for each keyword (RE2 matching is linear; `uniqueItems` hashes).
+// number of threads may call validate()/is_valid() on one at once. Validation never throws
+// on instance content and is bounded: at most Options::max_depth nested subschema
+// applications and Options::max_steps applications in all; reaching either makes the
+// instance invalid, with one problem saying so. Each keyword costs time linear in the
+// instance at its location (RE2 matching is linear, `uniqueItems` hashes). Validating a valid
+// instance allocates nothing unless the schema uses `unevaluatedProperties`,
+// `unevaluatedItems` (annotation tracking) or `propertyNames`.
 class Schema {
  public:
   static Result<Schema> compile(const boost::json::value& schema, const Options& options = {});

@@ -1,12 +1,12 @@
 // Schema::compile() and the first half of the compiler: schema resources (`$id`), anchors,
 // the location of every subschema, and resolution of references within the document.
 // Errors name a JSON pointer into the schema and the kind of problem, never a value.
+#include "core/schema_compiler.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <span>
-
-#include "core/schema_compiler.hpp"
 
 namespace sluice::core::schema {
 namespace bj = boost::json;

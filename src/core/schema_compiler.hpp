@@ -1,7 +1,10 @@
 #pragma once
 // The compiler behind Schema::compile(), shared by schema_compile.cpp (resources, anchors,
 // references) and schema_keywords.cpp (keywords). Not part of the public interface.
+#include "core/schema_internal.hpp"
+
 #include <boost/json/object.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,8 +12,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include "core/schema_internal.hpp"
 
 namespace sluice::core::schema::detail {
 

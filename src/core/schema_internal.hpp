@@ -1,10 +1,12 @@
 #pragma once
 // The compiled form of a JSON Schema, shared by schema_compile.cpp (which builds it) and
 // schema_validate.cpp (which walks it). Not part of the public interface.
-#include <re2/re2.h>
+#include "core/schema.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
+#include <re2/re2.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -13,8 +15,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include "core/schema.hpp"
 
 namespace sluice::core::schema {
 

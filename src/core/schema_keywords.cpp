@@ -1,10 +1,10 @@
 // The second half of the schema compiler: each subschema's keywords, checked once and
 // turned into a Node. Errors name a JSON pointer into the schema and the kind of problem.
+#include "core/schema_compiler.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-
-#include "core/schema_compiler.hpp"
 
 namespace sluice::core::schema::detail {
 namespace bj = boost::json;

@@ -1,8 +1,8 @@
 // RFC 3986 reference resolution, enough to locate `$id`, `$ref` and anchors inside one schema
 // document: parsing into components, merging, dot-segment removal and percent-decoding.
-#include <cctype>
-
 #include "core/schema_internal.hpp"
+
+#include <cctype>
 
 namespace sluice::core::schema::detail {
 

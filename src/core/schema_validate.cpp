@@ -1,13 +1,16 @@
 // Schema::validate(): walks the compiled nodes over an instance. Problems are built only at
 // the point of failure, from a fixed set of reasons whose only variable parts come from the
 // schema, so instance content cannot reach them.
-#include <fmt/format.h>
-
-#include <algorithm>
-
 #include "core/describe.hpp"
 #include "core/json.hpp"
 #include "core/schema_internal.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace sluice::core::schema {
 namespace bj = boost::json;
@@ -202,12 +205,12 @@ bool type_matches(std::uint8_t types, const bj::value& v) {
   return false;
 }
 
-// Whether `n` lists `name` under `properties`.
-bool declares(const Node& n, std::string_view name) {
+// The `properties` entry of `n` for `name`, or null.
+const detail::NamedNode* find_property(const Node& n, std::string_view name) {
   auto it = std::lower_bound(
       n.properties.begin(), n.properties.end(), name,
       [](const detail::NamedNode& entry, std::string_view key) { return entry.name < key; });
-  return it != n.properties.end() && it->name == name;
+  return it != n.properties.end() && it->name == name ? &*it : nullptr;
 }
 
 bool is_identifier(std::string_view name) {
@@ -273,8 +276,8 @@ class Evaluator {
   // Stops the whole walk; the first reason is the one reported.
   bool abort(const PathLink* path, const bj::value& at, Reason reason, std::uint64_t limit) {
     if (!aborted_ && problems_ != nullptr) {
-      abort_problem_ = Problem{render(path), reason_text(reason, {.count = limit}),
-                               describe_value(at)};
+      abort_problem_ =
+          Problem{render(path), reason_text(reason, {.count = limit}), describe_value(at)};
     }
     aborted_ = true;
     return false;
@@ -328,12 +331,14 @@ class Evaluator {
 
 bool Evaluator::eval(NodeId id, const bj::value& inst, const PathLink* path, const ScopeLink* scope,
                      std::size_t depth, Marks* marks, bool loud) {
-  const Node& n = c_.nodes[id];
   if (aborted_) return false;
-  if (depth > c_.options.max_depth) return abort(path, inst, Reason::too_deep, c_.options.max_depth);
+  if (depth > c_.options.max_depth) {
+    return abort(path, inst, Reason::too_deep, c_.options.max_depth);
+  }
   if (++steps_ > c_.options.max_steps) {
     return abort(path, inst, Reason::too_much_work, c_.options.max_steps);
   }
+  const Node& n = c_.nodes[id];
   if (n.boolean >= 0) {
     if (n.boolean == 1) return true;
     Frame f{n, inst, path, scope, depth, nullptr, loud};
@@ -449,24 +454,22 @@ bool Evaluator::eval_object(Frame& f) {
       return false;
     }
   }
-  for (const auto& property : n.properties) {
-    auto it = obj.find(property.name);
-    if (it == obj.end()) continue;
-    PathLink member{f.path, it->key(), 0, true};
-    if (!eval(property.node, it->value(), &member, f.scope, f.depth + 1, nullptr, f.loud) &&
-        failed(f)) {
-      return false;
-    }
-    if (f.marks != nullptr) f.marks->set(static_cast<std::size_t>(it - obj.begin()));
+  if (n.properties.empty() && n.pattern_properties.empty() && n.additional_properties == kNoNode &&
+      n.property_names == kNoNode) {
+    return true;
   }
-  bool per_member = !n.pattern_properties.empty() || n.additional_properties != kNoNode ||
-                    n.property_names != kNoNode;
-  if (!per_member) return true;
+  // One pass over the members: each finds its `properties` entry by binary search.
   std::size_t index = 0;
   for (const auto& entry : obj) {
     std::string_view key = entry.key();
     PathLink member{f.path, key, 0, true};
-    bool evaluated = false;
+    const detail::NamedNode* property = find_property(n, key);
+    bool evaluated = property != nullptr;
+    if (property != nullptr &&
+        !eval(property->node, entry.value(), &member, f.scope, f.depth + 1, nullptr, f.loud) &&
+        failed(f)) {
+      return false;
+    }
     for (const auto& pattern : n.pattern_properties) {
       if (!RE2::PartialMatch(re2::StringPiece(key.data(), key.size()), *pattern.regex)) continue;
       evaluated = true;
@@ -475,7 +478,7 @@ bool Evaluator::eval_object(Frame& f) {
         return false;
       }
     }
-    if (n.additional_properties != kNoNode && !evaluated && !declares(n, key)) {
+    if (n.additional_properties != kNoNode && !evaluated) {
       evaluated = true;
       if (!eval(n.additional_properties, entry.value(), &member, f.scope, f.depth + 1, nullptr,
                 f.loud) &&

@@ -1,6 +1,8 @@
 // JSON value helpers for the schema validator: JSON equality (numbers by value), hashing
 // consistent with it, exact number comparison, multipleOf, code points, and the rewriting
 // of ECMA-262 pattern spellings for RE2.
+#include "core/schema_internal.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,8 +12,6 @@
 #include <functional>
 #include <limits>
 #include <utility>
-
-#include "core/schema_internal.hpp"
 
 namespace sluice::core::schema::detail {
 namespace bj = boost::json;

@@ -129,7 +129,14 @@ asio::awaitable<bool> Downstream::start() {
   session_ = mcp::Session::create(io_, opts);
   handler_ = std::make_unique<PeerHandler>(*this);
   session_->attach(stream_.get(), handler_.get());
-  stream_->start(session_, nullptr);
+  stream_->start(session_, [this, generation = generation_] {
+    // The server closed its stdout (it crashed or quit): its calls already failed with the
+    // session; it cannot serve again, so it is marked failed and torn down now rather than
+    // when its exit is noticed.
+    if (generation != generation_ || tearing_down_ || !child_) return;
+    fail("the server closed its output (it exited or crashed)");
+    asio::co_spawn(io_, teardown(false), asio::detached);
+  });
 
   bool ok = co_await handshake() && co_await list_tools();
   if (ok) {
@@ -306,7 +313,7 @@ asio::awaitable<void> Downstream::watch_exit(std::shared_ptr<asio::posix::stream
   if (!tearing_down_) {
     // The child exited by itself: its in-flight calls end at once, then the rest of its
     // group is killed and it is reaped.
-    fail("the server exited unexpectedly");
+    if (status_ != Status::failed) fail("the server exited unexpectedly");
     co_await teardown(false);
   }
 }

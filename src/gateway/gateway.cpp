@@ -355,7 +355,7 @@ bj::object Gateway::health() const {
       std::chrono::steady_clock::now() - started_at_);
   bj::object gw;
   gw["version"] = options_.version;
-  gw["uptime_s"] = static_cast<double>(uptime.count()) / 1000.0;
+  gw["uptime_ms"] = uptime.count();
   gw["expose"] = "meta";
   gw["tools_indexed"] = catalog_.size();
   bj::object out;

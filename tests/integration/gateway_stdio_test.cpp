@@ -43,7 +43,13 @@ class GatewayStdio : public ::testing::Test {
   void TearDown() override {
     if (sluice_) {
       sluice_->close_stdin();
-      EXPECT_EQ(sluice_->wait_exit(), 0);
+      auto code = sluice_->wait_exit();
+      EXPECT_EQ(code, 0);
+      if (code != 0) {
+        std::string err = sluice_->stderr_text();
+        ADD_FAILURE() << "sluice's stderr ends with:\n"
+                      << err.substr(err.size() > 6000 ? err.size() - 6000 : 0);
+      }
       sluice_.reset();
     }
     EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty()) << "a fixture process was left behind";
@@ -207,7 +213,7 @@ TEST_F(GatewayStdio, ACallTimesOutAndTheSessionStaysUsable) {
   start_fixture();
   auto r = sluice_->call_tool(
       "gateway.invoke",
-      R"({"tool_id":"fx::slow","arguments":{"ms":20000},"options":{"timeout_ms":1000}})");
+      R"({"tool_id":"fx::slow","arguments":{"ms":2500},"options":{"timeout_ms":1000}})");
   EXPECT_TRUE(is_error(r));
   EXPECT_NE(text_of(r).find("did not answer within 1000 ms"), std::string::npos) << text_of(r);
   auto echo = sluice_->call_tool("gateway.invoke",

@@ -2,21 +2,20 @@
 // optional/) against sluice's validator. Every case passes, or its group is listed in
 // kUnsupported with the reason; a listed group that starts passing fails the test too, so
 // the list cannot go stale.
+#include "core/schema.hpp"
+
+#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "core/schema.hpp"
 
 namespace sluice::core::schema {
 namespace {

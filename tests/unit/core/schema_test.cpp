@@ -1,9 +1,9 @@
 #include "core/schema.hpp"
 
-#include <gtest/gtest.h>
-
 #include <boost/json/parse.hpp>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
@@ -254,8 +254,9 @@ TEST(SchemaValidate, ExponentialSchemasStopAtTheStepLimit) {
   // Each level tries both branches of an anyOf over the next level: 2^40 paths.
   std::string defs;
   for (int i = 0; i < 40; ++i) {
-    defs += fmt::format(R"("d{}": {{"anyOf": [{{"$ref": "#/$defs/d{}"}}, {{"$ref": "#/$defs/d{}"}}]}},)",
-                        i, i + 1, i + 1);
+    defs += fmt::format(
+        R"("d{}": {{"anyOf": [{{"$ref": "#/$defs/d{}"}}, {{"$ref": "#/$defs/d{}"}}]}},)", i, i + 1,
+        i + 1);
   }
   Options options;
   options.max_depth = 128;

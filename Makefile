@@ -1,0 +1,49 @@
+# The two commands of the README: `make demo` and `make test`. Everything else is a step.
+JOBS ?= 2
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+CMAKE_FLAGS ?=
+
+.PHONY: all deps deps-test build demo test test-release test-asan build-asan bench format lint clean
+
+all: build
+
+deps:
+	@bash scripts/bootstrap.sh
+
+deps-test:
+	@bash scripts/bootstrap.sh --with-node
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	$(BUILD)/src/sluice demo
+
+# Every test, in the normal build and under ASan+UBSan.
+test: test-release test-asan
+
+test-release: deps-test build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
+
+build-asan: deps-test
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=asan $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j$(JOBS) --timeout 900 -LE bench-smoke
+
+bench: build
+	$(BUILD)/bench/sluice_bench
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+lint: build
+	clang-tidy -p $(BUILD) $$(git ls-files 'src/*.cpp')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what sluice needs to build and test on Debian 12, only when something is missing.
+# Called by `make`; safe to run again. Needs root (or sudo) the first time.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config ccache
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev libsqlite3-dev
+  libyaml-cpp-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev)
+if [[ "${1:-}" == "--with-node" ]] && ! command -v node >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

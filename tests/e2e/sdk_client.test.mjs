@@ -1,0 +1,331 @@
+// End-to-end test with software written by others: the official MCP TypeScript SDK client
+// (@modelcontextprotocol/sdk) drives the sluice binary over stdio, and sluice fronts the
+// reference server @modelcontextprotocol/server-everything. Both are pinned in package.json.
+//
+// Run through run.sh (which installs the pinned packages and sets SLUICE_BINARY):
+//   bash tests/e2e/run.sh build/src/sluice
+//
+// The steps share one sluice session and run in order; every await is bounded so a hung
+// gateway fails the test instead of hanging CI.
+
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile, access, constants } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SLUICE_BINARY = process.env.SLUICE_BINARY;
+// server-everything's package.json: "bin": {"mcp-server-everything": "dist/index.js"};
+// dist/index.js takes the transport as its first argument (stdio|sse|streamableHttp).
+const EVERYTHING_ENTRY = path.join(
+  HERE, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+const REQUEST_TIMEOUT_MS = 20_000; // per MCP request (SDK request option)
+const STEP_TIMEOUT_MS = 60_000; // per test step (node:test option)
+const EXIT_TIMEOUT_MS = 10_000; // sluice exit, downstream cleanup
+
+// Unique per run, so concurrent runs cannot see each other's processes or text.
+const RUN_ID = randomBytes(8).toString('hex');
+const MARKER_NAME = 'SLUICE_E2E_MARKER';
+const MARKER_VALUE = `e2e-${RUN_ID}`;
+const SENTINEL = `SENTINEL_${RUN_ID}`;
+const SENTINEL_NUMBER = 900_000_000 + Math.floor(Math.random() * 99_999_999); // 9 digits
+
+const META_TOOLS = [
+  'gateway.catalog_search',
+  'gateway.connect_server',
+  'gateway.describe',
+  'gateway.health',
+  'gateway.invoke',
+];
+
+/** Rejects with a labelled error if `promise` does not settle within `ms`. */
+async function within(ms, label, promise) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${label}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `predicate` (sync or async) until it returns a truthy value or `ms` elapse. */
+async function waitFor(ms, label, predicate) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    last = await predicate();
+    if (last) return last;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${ms} ms waiting for ${label}`);
+    await sleep(25);
+  }
+}
+
+/**
+ * Live processes whose environment holds MARKER_NAME=MARKER_VALUE and whose command line
+ * mentions server-everything. Processes of other users (unreadable environ) and processes
+ * that vanish mid-scan are skipped; zombies have an empty environ and do not count.
+ */
+async function markedEverythingProcesses() {
+  const needle = `${MARKER_NAME}=${MARKER_VALUE}`;
+  const found = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = (await readFile(`/proc/${entry}/environ`, 'latin1')).split('\0');
+      if (!environ.includes(needle)) continue;
+      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'latin1')).split('\0').join(' ');
+      if (cmdline.includes('server-everything')) found.push({ pid: Number(entry), cmdline });
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return found;
+}
+
+/** The parsed JSON of content[0].text; it must equal structuredContent when both exist. */
+function textJson(result) {
+  assert.ok(Array.isArray(result.content) && result.content.length > 0, 'result has content');
+  assert.equal(result.content[0].type, 'text');
+  return JSON.parse(result.content[0].text);
+}
+
+/** structuredContent of a successful meta-tool result, cross-checked with content[0].text. */
+function structured(result, label) {
+  assert.notEqual(result.isError, true, `${label} failed: ${JSON.stringify(result)}`);
+  assert.equal(typeof result.structuredContent, 'object', `${label} has structuredContent`);
+  assert.deepEqual(textJson(result), result.structuredContent,
+    `${label}: content[0].text carries the same JSON as structuredContent`);
+  return result.structuredContent;
+}
+
+describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 180_000 }, () => {
+  let workDir;
+  let configFile;
+  let transport;
+  let client;
+  let child; // sluice's ChildProcess
+  let stderrText = '';
+  let exitInfo = null; // {code, signal} once sluice has exited
+  let exited; // resolves with exitInfo
+  let stderrEnded; // resolves when sluice's stderr has been read to its end
+  const forcedSignals = []; // signals the SDK had to send because sluice did not exit by itself
+  const timeline = []; // shutdown events, for failure messages
+  let closeStarted = 0;
+  const elapsed = () => `+${Date.now() - closeStarted} ms`;
+
+  const call = (name, args = {}) =>
+    client.callTool({ name, arguments: args }, undefined, { timeout: REQUEST_TIMEOUT_MS });
+
+  before(async () => {
+    assert.ok(SLUICE_BINARY, 'SLUICE_BINARY is set (use run.sh)');
+    await access(SLUICE_BINARY, constants.X_OK);
+    await access(EVERYTHING_ENTRY, constants.R_OK);
+
+    workDir = await mkdtemp(path.join(tmpdir(), 'sluice-e2e-'));
+    configFile = path.join(workDir, '.mcp.json');
+    const config = {
+      mcpServers: {
+        everything: {
+          command: process.execPath, // this very node binary: no PATH lookup involved
+          args: [EVERYTHING_ENTRY, 'stdio'],
+          env: { [MARKER_NAME]: MARKER_VALUE },
+        },
+      },
+    };
+    await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
+
+    transport = new StdioClientTransport({
+      command: SLUICE_BINARY,
+      args: ['serve', '--no-discover', '--config', configFile],
+      env: { ...process.env, HOME: workDir },
+      cwd: workDir,
+      stderr: 'pipe',
+    });
+    // The PassThrough exists before start(), so no early output is lost.
+    transport.stderr.setEncoding('utf8');
+    transport.stderr.on('data', (chunk) => { stderrText += chunk; });
+    stderrEnded = new Promise((resolve) => transport.stderr.once('end', resolve));
+
+    client = new Client({ name: 'sluice-e2e', version: '1.0.0' });
+    await within(REQUEST_TIMEOUT_MS + 5_000, 'connect + initialize',
+      client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }));
+
+    // StdioClientTransport keeps its ChildProcess private (SDK 1.32.2: `_process`); we need it
+    // to observe sluice's own exit and to notice when close() had to fall back to signals.
+    child = transport._process;
+    assert.ok(child && child.pid, 'the SDK transport exposes the sluice child process');
+    child.once('exit', (code, signal) => { timeline.push(`${elapsed()} exit code=${code} signal=${signal}`); });
+    exited = new Promise((resolve) => {
+      // 'close': the process has exited and its stdio streams are closed.
+      child.once('close', (code, signal) => {
+        timeline.push(`${elapsed()} close`);
+        exitInfo = { code, signal };
+        resolve(exitInfo);
+      });
+    });
+    const kill = child.kill.bind(child);
+    child.kill = (signal) => {
+      forcedSignals.push(signal ?? 'SIGTERM');
+      timeline.push(`${elapsed()} SDK sends ${signal ?? 'SIGTERM'}`);
+      return kill(signal);
+    };
+  });
+
+  after(async () => {
+    // Normally step 7 already closed everything; this is the safety net for failed steps.
+    try { await within(EXIT_TIMEOUT_MS, 'client.close (cleanup)', client?.close() ?? Promise.resolve()); } catch { /* reported by the steps */ }
+    if (child && exitInfo === null) {
+      try { child.kill('SIGKILL'); } catch { /* already gone */ }
+    }
+    for (const { pid } of await markedEverythingProcesses()) {
+      try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    }
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('1. lists exactly the five gateway.* meta-tools', { timeout: STEP_TIMEOUT_MS }, async () => {
+    const { tools } = await client.listTools({}, { timeout: REQUEST_TIMEOUT_MS });
+    assert.deepEqual(tools.map((t) => t.name).sort(), META_TOOLS);
+    for (const tool of tools) {
+      assert.equal(tool.inputSchema?.type, 'object', `${tool.name} has an object inputSchema`);
+      assert.equal(typeof tool.description, 'string', `${tool.name} has a description`);
+    }
+  });
+
+  it('2. catalog_search shows the lazy server offline until connect_server, then finds everything::echo first',
+    { timeout: STEP_TIMEOUT_MS }, async () => {
+      // Lazy: nothing has started the downstream yet.
+      assert.deepEqual(await markedEverythingProcesses(), [], 'everything is not started before first use');
+
+      const lazy = structured(await call('gateway.catalog_search', { query: 'echo' }), 'catalog_search (lazy)');
+      assert.ok(Array.isArray(lazy.results), 'results is an array');
+      assert.equal(typeof lazy.total_available, 'number');
+      assert.equal(typeof lazy.truncated, 'boolean');
+      assert.ok(!lazy.results.some((r) => r.server === 'everything'),
+        `no everything tools are known before it ran: ${JSON.stringify(lazy.results)}`);
+      const card = (lazy.offline_servers ?? []).find((s) => s.server === 'everything');
+      assert.ok(card, `everything has an offline card: ${JSON.stringify(lazy)}`);
+      assert.equal(card.availability, 'offline');
+      assert.equal(typeof card.status, 'string');
+      assert.ok(card.status.length > 0, 'the offline card has a status');
+      assert.equal(typeof card.short_description, 'string');
+
+      structured(await call('gateway.connect_server', { server_name: 'everything' }), 'connect_server');
+      const running = await markedEverythingProcesses();
+      assert.ok(running.length >= 1,
+        'connect_server started server-everything with the env from .mcp.json (marker visible in /proc)');
+
+      const afterConnect = structured(await call('gateway.catalog_search', { query: 'echo' }), 'catalog_search (online)');
+      assert.ok(afterConnect.results.length > 0, 'echo is found once everything is online');
+      const first = afterConnect.results[0];
+      assert.equal(first.tool_id, 'everything::echo', `first result: ${JSON.stringify(afterConnect.results)}`);
+      assert.equal(first.server, 'everything');
+      assert.equal(first.tool_name, 'echo');
+      assert.equal(typeof first.short_description, 'string');
+      assert.ok(!(afterConnect.offline_servers ?? []).some((s) => s.server === 'everything'),
+        'everything no longer has an offline card');
+    });
+
+  it('3. describe returns echo\'s real inputSchema', { timeout: STEP_TIMEOUT_MS }, async () => {
+    const d = structured(await call('gateway.describe', { tool_id: 'everything::echo' }), 'describe');
+    assert.equal(d.tool_id, 'everything::echo');
+    assert.equal(d.server, 'everything');
+    assert.equal(d.tool_name, 'echo');
+    assert.equal(typeof d.description, 'string');
+    assert.match(d.description, /echo/i);
+    // server-everything 2026.8.31: z.object({ message: z.string().describe("Message to echo") })
+    assert.equal(d.inputSchema?.type, 'object');
+    assert.equal(d.inputSchema.properties?.message?.type, 'string', JSON.stringify(d.inputSchema));
+    assert.ok(d.inputSchema.required?.includes('message'), 'message is required');
+    assert.ok(d.invoke_template !== undefined && d.invoke_template !== null, 'has an invoke_template');
+    assert.ok(JSON.stringify(d.invoke_template).includes('everything::echo'),
+      `invoke_template names the tool: ${JSON.stringify(d.invoke_template)}`);
+  });
+
+  it('4. invoke passes the downstream echo result through', { timeout: STEP_TIMEOUT_MS }, async () => {
+    const r = await call('gateway.invoke', {
+      tool_id: 'everything::echo',
+      arguments: { message: 'hello from the sdk' },
+    });
+    assert.notEqual(r.isError, true, JSON.stringify(r));
+    assert.equal(r.content?.[0]?.type, 'text');
+    assert.ok(r.content[0].text.includes('hello from the sdk'), JSON.stringify(r));
+  });
+
+  it('5. an argument of the wrong type is rejected by path without echoing its value',
+    { timeout: STEP_TIMEOUT_MS }, async () => {
+      const badArguments = [
+        { message: { [SENTINEL]: SENTINEL } },
+        { message: SENTINEL_NUMBER },
+        { message: [SENTINEL] },
+      ];
+      for (const args of badArguments) {
+        const r = await call('gateway.invoke', { tool_id: 'everything::echo', arguments: args });
+        const shown = JSON.stringify(r);
+        assert.equal(r.isError, true, `wrong type must fail: ${shown}`);
+        const text = (r.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+        assert.ok(text.includes('$.message:'), `the error names the path $.message: ${shown}`);
+        assert.ok(!shown.includes(SENTINEL), `the result does not echo the sentinel: ${shown}`);
+        assert.ok(!shown.includes(String(SENTINEL_NUMBER)), `the result does not echo the number: ${shown}`);
+      }
+      // The gateway still answers afterwards. (stderr is checked again, complete, in step 7.)
+      await client.ping({ timeout: REQUEST_TIMEOUT_MS });
+      assert.ok(!stderrText.includes(SENTINEL), 'sluice stderr does not contain the sentinel');
+      assert.ok(!stderrText.includes(String(SENTINEL_NUMBER)), 'sluice stderr does not contain the number');
+    });
+
+  it('6. health reports everything online', { timeout: STEP_TIMEOUT_MS }, async () => {
+    const h = structured(await call('gateway.health'), 'health');
+    assert.equal(typeof h.gateway?.version, 'string');
+    assert.ok(h.gateway.version.length > 0);
+    assert.ok(Array.isArray(h.servers));
+    const everything = h.servers.find((s) => s.name === 'everything');
+    assert.ok(everything, `everything is listed: ${JSON.stringify(h.servers)}`);
+    assert.equal(everything.status, 'online', JSON.stringify(everything));
+    assert.equal(typeof everything.tool_count, 'number');
+    assert.ok(everything.tool_count >= 1, 'everything has tools');
+    assert.equal(typeof everything.protocol_version, 'string');
+    assert.match(everything.protocol_version, /^\d{4}-\d{2}-\d{2}$/);
+    assert.ok(everything.last_error === null || everything.last_error === undefined || everything.last_error === '',
+      `no last_error: ${JSON.stringify(everything.last_error)}`);
+  });
+
+  it('7. closing the client makes sluice exit and reap its downstream', { timeout: STEP_TIMEOUT_MS }, async () => {
+    assert.ok((await markedEverythingProcesses()).length >= 1, 'everything is running before close');
+
+    // client.close() ends sluice's stdin; the SDK falls back to SIGTERM after 2 s and
+    // SIGKILL after 4 s. A well-behaved stdio server exits on EOF without either.
+    closeStarted = Date.now();
+    timeline.push('+0 ms client.close() ends sluice stdin');
+    await within(EXIT_TIMEOUT_MS, 'client.close', client.close());
+    const { code, signal } = await within(EXIT_TIMEOUT_MS, 'sluice exit', exited);
+    await within(EXIT_TIMEOUT_MS, 'end of sluice stderr', stderrEnded);
+
+    await waitFor(EXIT_TIMEOUT_MS, 'no marked server-everything process to remain',
+      async () => (await markedEverythingProcesses()).length === 0)
+      .catch(async (err) => {
+        err.message += `: ${JSON.stringify(await markedEverythingProcesses())}`;
+        throw err;
+      });
+
+    assert.ok(!stderrText.includes(SENTINEL), 'sluice stderr never contained the sentinel');
+    assert.ok(!stderrText.includes(String(SENTINEL_NUMBER)), 'sluice stderr never contained the number');
+
+    // Last, so a failure here still reports the checks above.
+    const story = `\n${timeline.join('\n')}\nsluice stderr:\n${stderrText}`;
+    assert.deepEqual(forcedSignals, [], `sluice exits on stdin EOF without being signalled${story}`);
+    assert.equal(signal, null, `sluice was not killed by a signal${story}`);
+    assert.equal(code, 0, `sluice exit status${story}`);
+  });
+});
