@@ -1,0 +1,252 @@
+#include "core/json.hpp"
+
+#include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sluice::core::json {
+namespace {
+namespace bj = boost::json;
+
+const ParseLimits kLimits{64};
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+std::optional<ParseProblem> strict_problem(std::string_view text,
+                                           const ParseLimits& limits = kLimits) {
+  auto r = parse_strict(text, limits);
+  if (r) return std::nullopt;
+  return r.error().problem;
+}
+
+// --- parse_strict ---
+
+TEST(JsonParseStrict, AValidDocumentBecomesItsDom) {
+  auto r = parse_strict(R"({"a":[1,"x",{"b":null}],"c":true})", kLimits);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->at("a").at(1).as_string(), "x");
+  EXPECT_TRUE(r->at("a").at(2).at("b").is_null());
+  EXPECT_TRUE(r->at("c").as_bool());
+}
+
+TEST(JsonParseStrict, ScalarsAndEmptyContainersAreDocuments) {
+  for (std::string_view text : {"1", "\"s\"", "null", "{}", "[]", " [ ] "}) {
+    EXPECT_TRUE(parse_strict(text, kLimits)) << text;
+  }
+}
+
+TEST(JsonParseStrict, DuplicateKeysAtTheTopAreRejected) {
+  EXPECT_EQ(strict_problem(R"({"a":1,"a":2})"), ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"({"a":1,"b":2,"a":1})"), ParseProblem::duplicate_key);
+}
+
+TEST(JsonParseStrict, DuplicateKeysDeepInsideAreRejected) {
+  EXPECT_EQ(strict_problem(R"({"a":{"b":{"c":{"d":1,"d":1}}}})"), ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"({"x":1,"a":[[{"k":[],"k":{}}]],"y":2})"),
+            ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"([{},{"z":1},{"q":1,"q":2}])"), ParseProblem::duplicate_key);
+}
+
+TEST(JsonParseStrict, DuplicateKeysSpelledWithDifferentEscapesAreRejected) {
+  EXPECT_EQ(strict_problem(R"({"a":1,"\u0061":2})"), ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"({"\u00e9":1,"é":2})"), ParseProblem::duplicate_key);
+}
+
+// BUG: duplicates are found by comparing, in post-order, each object's parsed member count
+// with its size in the DOM. The discarded duplicate's value is not in the DOM, so its nested
+// objects shift the sequence; when the counts happen to line up again the duplicate passes.
+// Input {"a":{"x":1},"a":{"y":1}}: expected duplicate_key, actual: accepted as {"a":{"y":1}}.
+TEST(JsonParseStrict, DISABLED_DuplicateKeysWhoseFirstValueHoldsAnObjectAreRejected) {
+  EXPECT_EQ(strict_problem(R"({"a":{"x":1},"a":{"y":1}})"), ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"({"p":{"a":{"u":{"v":{}},"b":1,"c":1,"d":1},"a":{}},"q":1,"r":1})"),
+            ParseProblem::duplicate_key);
+}
+
+TEST(JsonParseStrict, TheSameKeyInDifferentObjectsIsNotADuplicate) {
+  EXPECT_TRUE(parse_strict(R"({"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]})", kLimits));
+  EXPECT_TRUE(parse_strict(R"([{"k":1},{"k":1}])", kLimits));
+}
+
+TEST(JsonParseStrict, NestingUpToTheLimitIsAccepted) {
+  EXPECT_TRUE(parse_strict(nested_arrays(4), ParseLimits{4}));
+  EXPECT_TRUE(parse_strict(R"({"a":{"b":{"c":[]}}})", ParseLimits{4}));
+}
+
+TEST(JsonParseStrict, NestingBeyondTheLimitIsTooDeep) {
+  EXPECT_EQ(strict_problem(nested_arrays(5), ParseLimits{4}), ParseProblem::too_deep);
+  EXPECT_EQ(strict_problem(R"({"a":{"b":{"c":{"d":1}}}})", ParseLimits{3}),
+            ParseProblem::too_deep);
+  auto r = parse_strict(nested_arrays(5), ParseLimits{4});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find('4'), std::string::npos) << r.error().message;
+}
+
+TEST(JsonParseStrict, AHugelyNestedDocumentIsRefusedWithoutRecursing) {
+  EXPECT_EQ(strict_problem(nested_arrays(1000000)), ParseProblem::too_deep);
+}
+
+TEST(JsonParseStrict, SyntaxErrorsAreReportedAsSyntax) {
+  for (std::string_view text : {"", "  ", "{", "{\"a\":}", "[1,]", "tru", "'a'", "{\"a\" 1}",
+                                "\"\x01\"", "{\"a\":1,}", "01", "NaN"}) {
+    EXPECT_EQ(strict_problem(text), ParseProblem::syntax) << text;
+  }
+}
+
+TEST(JsonParseStrict, ErrorMessagesContainNoInputText) {
+  for (std::string_view text :
+       {R"({"SENTINELq7": SENTINELq7})", R"(["SENTINELq7",)", R"({"SENTINELq7":1,"SENTINELq7":2})",
+        R"([[[[[["SENTINELq7"]]]]]])", R"(SENTINELq7)", "\"SENTINELq7\x7f\x02\""}) {
+    auto r = parse_strict(text, ParseLimits{4});
+    ASSERT_FALSE(r) << text;
+    EXPECT_FALSE(r.error().message.empty());
+    EXPECT_EQ(r.error().message.find("SENTINEL"), std::string::npos) << r.error().message;
+    EXPECT_EQ(r.error().message.find("q7"), std::string::npos) << r.error().message;
+  }
+}
+
+// BUG: parse_strict and validate use basic_parser::write_some and never check that it
+// consumed the whole input, so anything after the first complete value is ignored.
+// Input {"a":1} x  (or {"a":1}{"b":2}): expected a syntax error, actual: accepted as {"a":1}.
+TEST(JsonParseStrict, DISABLED_TextAfterTheDocumentIsASyntaxError) {
+  for (std::string_view text : {R"({"a":1} x)", R"({"a":1}{"b":2})", R"([1]])", "1 2"}) {
+    EXPECT_EQ(strict_problem(text), ParseProblem::syntax) << text;
+    auto v = validate(text, kLimits);
+    ASSERT_TRUE(v.has_value()) << text;
+    EXPECT_EQ(v->problem, ParseProblem::syntax) << text;
+  }
+}
+
+TEST(JsonParseStrict, TrailingWhitespaceIsAllowed) {
+  EXPECT_TRUE(parse_strict("{\"a\":1} \r\n\t", kLimits));
+  EXPECT_FALSE(validate("{\"a\":1} \r\n\t", kLimits).has_value());
+}
+
+// --- validate ---
+
+TEST(JsonValidate, AcceptsWellFormedJsonIncludingDuplicateKeys) {
+  EXPECT_FALSE(validate(R"({"a":[1,2,{"b":"}"}]})", kLimits).has_value());
+  EXPECT_FALSE(validate(R"({"a":1,"a":2})", kLimits).has_value());
+}
+
+TEST(JsonValidate, SyntaxErrorIsSyntaxWithoutInputText) {
+  auto v = validate(R"({"SENTINELq7":)", kLimits);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->problem, ParseProblem::syntax);
+  EXPECT_EQ(v->message.find("SENTINEL"), std::string::npos) << v->message;
+  EXPECT_TRUE(validate("", kLimits).has_value());
+}
+
+TEST(JsonValidate, DepthIsBounded) {
+  EXPECT_FALSE(validate(nested_arrays(4), ParseLimits{4}).has_value());
+  auto v = validate(nested_arrays(5), ParseLimits{4});
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->problem, ParseProblem::too_deep);
+  auto huge = validate(nested_arrays(1000000), kLimits);
+  ASSERT_TRUE(huge.has_value());
+  EXPECT_EQ(huge->problem, ParseProblem::too_deep);
+}
+
+// --- member_span ---
+
+TEST(JsonMemberSpan, FindsEachMemberByName) {
+  std::string_view obj = R"({"a":1,"b":"x","c":null,"d":-1.5e3})";
+  EXPECT_EQ(member_span(obj, "a"), "1");
+  EXPECT_EQ(member_span(obj, "b"), "\"x\"");
+  EXPECT_EQ(member_span(obj, "c"), "null");
+  EXPECT_EQ(member_span(obj, "d"), "-1.5e3");
+}
+
+TEST(JsonMemberSpan, MatchesKeysAfterUnescaping) {
+  EXPECT_EQ(member_span(R"({"\u0069d":5})", "id"), "5");
+  EXPECT_EQ(member_span(R"({"a\"b":1,"a\\":2})", "a\"b"), "1");
+  EXPECT_EQ(member_span(R"({"a\"b":1,"a\\":2})", "a\\"), "2");
+  EXPECT_EQ(member_span(R"({"\u00e9":3})", "é"), "3");
+}
+
+TEST(JsonMemberSpan, SkipsNestedValuesHoldingBracesAndQuotes) {
+  std::string_view obj =
+      R"({"p":{"q":"}{\"]","r":[1,{"s":"]"},[]],"id":1},"t":"\\","u":[["}"]],"id":7})";
+  EXPECT_EQ(member_span(obj, "id"), "7");
+  EXPECT_EQ(member_span(obj, "p"), R"({"q":"}{\"]","r":[1,{"s":"]"},[]],"id":1})");
+  EXPECT_EQ(member_span(obj, "t"), R"("\\")");
+  EXPECT_EQ(member_span(obj, "u"), R"([["}"]])");
+}
+
+TEST(JsonMemberSpan, ToleratesWhitespaceEverywhere) {
+  std::string_view obj = " \n{ \"a\" :\t[ 1 , 2 ] ,\r\n \"b\" : true , \"c\":3 } \n";
+  EXPECT_EQ(member_span(obj, "a"), "[ 1 , 2 ]");
+  EXPECT_EQ(member_span(obj, "b"), "true");
+  EXPECT_EQ(member_span(obj, "c"), "3");
+}
+
+TEST(JsonMemberSpan, AMissingKeyIsNotFound) {
+  EXPECT_FALSE(member_span(R"({"a":1})", "b"));
+  EXPECT_FALSE(member_span(R"({})", "a"));
+  EXPECT_FALSE(member_span(R"({ })", "a"));
+  EXPECT_FALSE(member_span(R"({"a":1})", "A"));
+  EXPECT_FALSE(member_span(R"({"ab":1})", "a"));
+}
+
+TEST(JsonMemberSpan, KeysOfNestedObjectsAreNotMembers) {
+  EXPECT_FALSE(member_span(R"({"p":{"id":1},"q":[{"id":2}],"r":"\"id\":3"})", "id"));
+}
+
+TEST(JsonMemberSpan, ANonObjectHasNoMembers) {
+  for (std::string_view text : {R"([{"a":1}])", R"("a")", "1", "null", "", "  "}) {
+    EXPECT_FALSE(member_span(text, "a")) << text;
+  }
+}
+
+TEST(JsonMemberSpan, TheFirstOfDuplicateKeysIsReturned) {
+  EXPECT_EQ(member_span(R"({"a":1,"a":2})", "a"), "1");
+}
+
+// --- trim ---
+
+TEST(JsonTrim, RemovesJsonWhitespaceOnBothSides) {
+  EXPECT_EQ(trim(" \t\r\n {\"a\" : 1} \n\r\t "), "{\"a\" : 1}");
+  EXPECT_EQ(trim("x"), "x");
+  EXPECT_EQ(trim(""), "");
+  EXPECT_EQ(trim(" \n\t\r"), "");
+}
+
+TEST(JsonTrim, KeepsNonJsonWhitespace) {
+  EXPECT_EQ(trim("\v1\f"), "\v1\f");
+  EXPECT_EQ(trim("\xc2\xa0" "1"), "\xc2\xa0" "1");
+}
+
+// --- quote ---
+
+TEST(JsonQuote, ProducesAJsonStringThatDecodesToTheInput) {
+  std::string all_ascii;
+  for (int c = 0; c < 128; ++c) all_ascii.push_back(static_cast<char>(c));
+  for (std::string s : {std::string(), std::string("plain"), std::string("a\"b\\c/d"),
+                        std::string("line\nfeed\ttab\r\x01\x1f"), std::string("é漢😀"),
+                        all_ascii}) {
+    std::string q = quote(s);
+    ASSERT_GE(q.size(), 2u);
+    EXPECT_EQ(q.front(), '"');
+    EXPECT_EQ(q.back(), '"');
+    bj::error_code ec;
+    bj::value v = bj::parse(q, ec);
+    ASSERT_FALSE(ec) << q;
+    ASSERT_TRUE(v.is_string());
+    EXPECT_EQ(std::string_view(v.get_string()), s);
+  }
+}
+
+TEST(JsonQuote, EscapesQuotesBackslashesAndControls) {
+  EXPECT_EQ(quote("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(quote("\n"), R"("\n")");
+  std::string q = quote(std::string("\x01\x1b", 2));
+  for (char c : q) EXPECT_GE(static_cast<unsigned char>(c), 0x20u) << q;
+}
+
+}  // namespace
+}  // namespace sluice::core::json
