@@ -157,7 +157,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s SLUICE FIXTURE [N]\n", argv[0]);
     return 2;
   }
-  std::string sluice = argv[1], fixture = argv[2];
+  char resolved[4096];
+  if (!realpath(argv[1], resolved)) return 2;
+  std::string sluice = resolved;
+  if (!realpath(argv[2], resolved)) return 2;
+  std::string fixture = resolved;
   int n = argc > 3 ? std::atoi(argv[3]) : 2000;
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -176,6 +180,11 @@ int main(int argc, char** argv) {
   finish(relayed);
   Peer gw = spawn({sluice, "serve", "--no-discover", "--config", config, "--log-level", "off"});
   Stats g = measure(gw, n, true);
+  send_line(gw, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
+  if (await_id(gw, 9).find("isError") != std::string::npos) {
+    std::fprintf(stderr, "latency: the call through sluice failed\n");
+    return 1;
+  }
   finish(gw);
   std::remove(config.c_str());
   rmdir(tmpl);

@@ -14,6 +14,8 @@ namespace bj = boost::json;
 
 namespace {
 
+std::size_t skip_ws(std::string_view t, std::size_t i);
+
 // A basic_parser handler that builds the DOM through value_stack, like boost::json::parser,
 // and records each object's member count in the order objects close (post-order), so a walk
 // of the finished DOM can find objects that lost members to duplicate keys.
@@ -117,6 +119,12 @@ ParseError make_parse_error(const bj::error_code& ec, std::size_t used,
   return err;
 }
 
+// basic_parser::write_some stops after one complete value; anything but whitespace after
+// it makes the text something other than one JSON document.
+ParseError trailing_text_error(std::size_t used) {
+  return ParseError{ParseProblem::syntax, fmt::format("unexpected text after byte {}", used)};
+}
+
 // Post-order walk: objects appear in the order their closing brace was parsed.
 bool sizes_match(const bj::value& v, const std::vector<std::size_t>& sizes, std::size_t& next) {
   if (const auto* arr = v.if_array()) {
@@ -200,6 +208,7 @@ boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
   bj::error_code ec;
   std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
   if (ec) return make_parse_error(ec, used, limits);
+  if (skip_ws(text, used) != text.size()) return trailing_text_error(used);
   bj::value root = parser.handler().stack.release();
   std::size_t next = 0;
   if (!sizes_match(root, parser.handler().object_sizes, next)) {
@@ -215,6 +224,7 @@ std::optional<ParseError> validate(std::string_view text, const ParseLimits& lim
   bj::error_code ec;
   std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
   if (ec) return make_parse_error(ec, used, limits);
+  if (skip_ws(text, used) != text.size()) return trailing_text_error(used);
   return std::nullopt;
 }
 

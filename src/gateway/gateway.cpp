@@ -156,26 +156,41 @@ std::string Gateway::catalog_search(const bj::object& args) const {
   return structured_result(out);
 }
 
-asio::awaitable<std::string> Gateway::describe(std::string_view tool_id) {
+asio::awaitable<Gateway::ResolvedTool> Gateway::resolve_tool(std::string_view tool_id,
+                                                            bool need_online) {
+  ResolvedTool r;
   auto [server, tool_name] = split_tool_id(tool_id);
   Downstream* d = server.empty() ? nullptr : find(server);
   if (!d) {
-    co_return error_result(fmt::format(
+    r.refusal = fmt::format(
         "no server matches that tool id ({}); tool ids look like server::tool, see "
         "gateway.catalog_search",
-        core::describe_value(bj::value(bj::string_view(tool_id.data(), tool_id.size())))));
+        core::describe_value(bj::value(bj::string_view(tool_id.data(), tool_id.size()))));
+    co_return r;
   }
-  if (!co_await d->ensure_started() && !d->tools_known()) {
-    co_return error_result(fmt::format("server {} is not available ({}): {}", d->name(),
-                                       to_string(d->status()), d->last_error()));
+  bool online = co_await d->ensure_started();
+  if (!online && (need_online || !d->tools_known())) {
+    r.refusal = fmt::format("server {} is not available ({}): {}", d->name(),
+                            to_string(d->status()), d->last_error());
+    co_return r;
   }
-  const ToolEntry* tool = d->find_tool(tool_name);
-  if (!tool) {
-    co_return error_result(
+  r.tool = d->find_tool(tool_name);
+  if (!r.tool) {
+    r.refusal =
         fmt::format("server {} has no tool by that name ({}); see gateway.catalog_search",
                     d->name(), core::describe_value(bj::value(bj::string_view(
-                                   tool_name.data(), tool_name.size())))));
+                                   tool_name.data(), tool_name.size()))));
+    co_return r;
   }
+  r.server = d;
+  co_return r;
+}
+
+asio::awaitable<std::string> Gateway::describe(std::string_view tool_id) {
+  ResolvedTool resolved = co_await resolve_tool(tool_id, false);
+  if (!resolved.server) co_return error_result(resolved.refusal);
+  Downstream* d = resolved.server;
+  const ToolEntry* tool = resolved.tool;
   bj::value parsed = bj::parse(tool->raw);
   const bj::object& obj = parsed.get_object();
   bj::object out;
@@ -247,25 +262,10 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
                                                std::string_view client_progress_token,
                                                std::weak_ptr<mcp::Session> client) {
   auto refuse = [](std::string text) { return InvokeOutcome{true, error_result(text), true}; };
-  auto [server, tool_name] = split_tool_id(tool_id);
-  Downstream* d = server.empty() ? nullptr : find(server);
-  if (!d) {
-    co_return refuse(fmt::format(
-        "no server matches that tool id ({}); tool ids look like server::tool, see "
-        "gateway.catalog_search",
-        core::describe_value(bj::value(bj::string_view(tool_id.data(), tool_id.size())))));
-  }
-  if (!co_await d->ensure_started()) {
-    co_return refuse(fmt::format("server {} is not available ({}): {}", d->name(),
-                                 to_string(d->status()), d->last_error()));
-  }
-  const ToolEntry* tool = d->find_tool(tool_name);
-  if (!tool) {
-    co_return refuse(
-        fmt::format("server {} has no tool by that name ({}); see gateway.catalog_search",
-                    d->name(), core::describe_value(bj::value(bj::string_view(
-                                   tool_name.data(), tool_name.size())))));
-  }
+  ResolvedTool resolved = co_await resolve_tool(tool_id, true);
+  if (!resolved.server) co_return refuse(resolved.refusal);
+  Downstream* d = resolved.server;
+  const ToolEntry* tool = resolved.tool;
   std::string tool_label = d->name() + "::" + tool->name;
   if (tool->validator) {
     auto args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,

@@ -75,6 +75,15 @@ class Gateway {
 
  private:
   class ClientHandler;
+  // The server and tool a tool id names, starting the server when needed; `refusal`
+  // (value-free) when there is none. need_online: a known tool list of a server that is
+  // not running does not count.
+  struct ResolvedTool {
+    Downstream* server = nullptr;
+    const ToolEntry* tool = nullptr;
+    std::string refusal;
+  };
+  asio::awaitable<ResolvedTool> resolve_tool(std::string_view tool_id, bool need_online);
   void rebuild_catalog();
   void relay_progress(std::string_view params);
 

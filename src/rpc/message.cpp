@@ -141,12 +141,18 @@ std::optional<std::string> id_key(std::string_view raw_id) {
   return "n:" + std::string(id);
 }
 
-std::string make_request(std::string_view id_json, std::string_view method,
+namespace {
+
+// {"jsonrpc":"2.0"[,"id":ID],"method":METHOD[,"params":PARAMS]}; an empty id means none.
+std::string method_frame(std::string_view id_json, std::string_view method,
                          std::string_view params_json) {
   std::string out;
   out.reserve(48 + id_json.size() + method.size() + params_json.size());
-  out += R"({"jsonrpc":"2.0","id":)";
-  out += id_json;
+  out += R"({"jsonrpc":"2.0")";
+  if (!id_json.empty()) {
+    out += R"(,"id":)";
+    out += id_json;
+  }
   out += R"(,"method":)";
   out += cj::quote(method);
   if (!params_json.empty()) {
@@ -157,17 +163,15 @@ std::string make_request(std::string_view id_json, std::string_view method,
   return out;
 }
 
+}  // namespace
+
+std::string make_request(std::string_view id_json, std::string_view method,
+                         std::string_view params_json) {
+  return method_frame(id_json, method, params_json);
+}
+
 std::string make_notification(std::string_view method, std::string_view params_json) {
-  std::string out;
-  out.reserve(40 + method.size() + params_json.size());
-  out += R"({"jsonrpc":"2.0","method":)";
-  out += cj::quote(method);
-  if (!params_json.empty()) {
-    out += R"(,"params":)";
-    out += params_json;
-  }
-  out += '}';
-  return out;
+  return method_frame({}, method, params_json);
 }
 
 std::string make_result(std::string_view id_json, std::string_view result_json) {
