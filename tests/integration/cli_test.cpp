@@ -38,6 +38,7 @@ TEST_F(Cli, CallJsonPrintsTheRawResultByteExact) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("12345678901234567890123"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1.0"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("1E0"), std::string::npos) << r.out;
   EXPECT_TRUE(bj::parse(r.out).is_object());
 }
 
