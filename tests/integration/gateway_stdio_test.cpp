@@ -251,6 +251,18 @@ TEST_F(GatewayStdio, ADownstreamThatDiesMidCallFailsThatCallAtOnce) {
   EXPECT_EQ(text_of(echo), "back");
 }
 
+TEST_F(GatewayStdio, ACrashedServersGroupIsKilledWithItWhileSluiceRuns) {
+  start_fixture({"--mode=grandchild-holds-pipes"});
+  sluice_->call_tool("gateway.connect_server", R"({"server_name":"fx"})");
+  EXPECT_GE(processes_with_marker(marker_).size(), 2u) << "the server and its grandchild";
+  auto r = sluice_->call_tool("gateway.invoke", R"({"tool_id":"fx::crash"})");
+  EXPECT_TRUE(is_error(r));
+  // The grandchild held the pipes and stayed in the group: it goes with the teardown,
+  // long before sluice itself exits.
+  EXPECT_TRUE(wait_no_marker(marker_, 10s).empty());
+  EXPECT_TRUE(sluice_->request("ping", "").at("result").is_object());
+}
+
 TEST_F(GatewayStdio, AutoStartServersComeOnlineWithoutACall) {
   start_fixture({}, R"(,"autoStart":["fx"])");
   std::string status;
