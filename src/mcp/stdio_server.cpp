@@ -1,5 +1,7 @@
 #include "mcp/stdio_server.hpp"
 
+#include <boost/json/serialize.hpp>
+
 #include "core/json.hpp"
 #include "core/limits.hpp"
 #include "core/line_splitter.hpp"
@@ -232,6 +234,12 @@ std::string StdioServer::answer_call(const bj::value& params, std::string_view r
   }
   // A copy: the handler may add tools, which can move the vector's elements.
   auto handler = tools_[slot->second].handler;
+  current_progress_token_.clear();
+  if (const auto* meta = p->if_contains("_meta"); meta != nullptr && meta->is_object()) {
+    if (const auto* token = meta->get_object().if_contains("progressToken")) {
+      current_progress_token_ = bj::serialize(*token);
+    }
+  }
   std::string result;
   try {
     result = handler(arguments != nullptr ? arguments->get_object() : kNoArguments).result_json;

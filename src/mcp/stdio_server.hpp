@@ -73,6 +73,9 @@ class StdioServer {
   bool write_message(std::string_view json);
   // Sends notifications/tools/list_changed.
   void notify_tools_changed();
+  // While a tool handler runs: the JSON text of the call's `_meta.progressToken`, or empty
+  // when the caller asked for no progress.
+  const std::string& current_progress_token() const { return current_progress_token_; }
 
   // A result with one text content item (and "isError": true when is_error).
   static std::string text_result(std::string_view text, bool is_error = false);
@@ -80,6 +83,7 @@ class StdioServer {
   static std::string structured_result(std::string_view text, std::string_view structured_json);
 
  private:
+  std::string current_progress_token_;
   struct Tool {
     std::string descriptor_json;  // the entry of tools/list
     std::function<ToolCallResult(const boost::json::object&)> handler;

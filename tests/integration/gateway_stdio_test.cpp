@@ -263,6 +263,26 @@ TEST_F(GatewayStdio, ACrashedServersGroupIsKilledWithItWhileSluiceRuns) {
   EXPECT_TRUE(sluice_->request("ping", "").at("result").is_object());
 }
 
+TEST_F(GatewayStdio, ProgressNotificationsReachTheClientWithItsOwnToken) {
+  start_fixture();
+  std::string line = sluice_->request_raw(
+      "tools/call",
+      R"({"name":"gateway.invoke","_meta":{"progressToken":"tok-\u00e9-1"},)"
+      R"("arguments":{"tool_id":"fx::progress","arguments":{"steps":3}}})");
+  EXPECT_NE(line.find("progress sent"), std::string::npos) << line;
+  std::vector<bj::value> progress;
+  for (const auto& n : sluice_->notifications()) {
+    if (n.find("notifications/progress") != std::string::npos) {
+      progress.push_back(bj::parse(n));
+      EXPECT_NE(n.find(R"("progressToken":"tok-\u00e9-1")"), std::string::npos)
+          << "the client's token, byte-exact: " << n;
+    }
+  }
+  ASSERT_EQ(progress.size(), 3u);
+  EXPECT_EQ(progress[2].at("params").at("progress"), 3);
+  EXPECT_EQ(progress[2].at("params").at("message"), "step 3");
+}
+
 TEST_F(GatewayStdio, AutoStartServersComeOnlineWithoutACall) {
   start_fixture({}, R"(,"autoStart":["fx"])");
   std::string status;
