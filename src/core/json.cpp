@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace sluice::core::json {
@@ -27,7 +28,13 @@ class StrictHandler {
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
   bj::value_stack stack;
-  std::vector<std::size_t> object_sizes;
+  bool duplicate = false;
+
+  // Keys of every open object, innermost last: an inner object's keys are always the
+  // suffix starting at frames.back(), checked and dropped when it closes.
+  std::vector<std::string> keys;
+  std::vector<std::size_t> frames;
+  std::string key_part;
 
   bool on_document_begin(bj::error_code&) { return true; }
   bool on_document_end(bj::error_code&) { return true; }
@@ -36,10 +43,25 @@ class StrictHandler {
     stack.push_array(n);
     return true;
   }
-  bool on_object_begin(bj::error_code&) { return true; }
-  bool on_object_end(std::size_t n, bj::error_code&) {
+  bool on_object_begin(bj::error_code&) {
+    frames.push_back(keys.size());
+    return true;
+  }
+  bool on_object_end(std::size_t n, bj::error_code& ec) {
+    std::size_t start = frames.back();
+    frames.pop_back();
+    if (n > 1) {
+      std::vector<std::string_view> sorted(keys.begin() + static_cast<std::ptrdiff_t>(start),
+                                           keys.end());
+      std::sort(sorted.begin(), sorted.end());
+      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+        duplicate = true;
+        ec = bj::error::syntax;  // stops the parse; reported as duplicate_key
+        return false;
+      }
+    }
+    keys.resize(start);
     stack.push_object(n);
-    object_sizes.push_back(n);
     return true;
   }
   bool on_string_part(bj::string_view s, std::size_t, bj::error_code&) {
@@ -52,10 +74,14 @@ class StrictHandler {
   }
   bool on_key_part(bj::string_view s, std::size_t, bj::error_code&) {
     stack.push_chars(s);
+    key_part.append(s.data(), s.size());
     return true;
   }
   bool on_key(bj::string_view s, std::size_t, bj::error_code&) {
     stack.push_key(s);
+    key_part.append(s.data(), s.size());
+    keys.push_back(std::move(key_part));
+    key_part.clear();
     return true;
   }
   bool on_number_part(bj::string_view, bj::error_code&) { return true; }
@@ -125,24 +151,6 @@ ParseError trailing_text_error(std::size_t used) {
   return ParseError{ParseProblem::syntax, fmt::format("unexpected text after byte {}", used)};
 }
 
-// Post-order walk: objects appear in the order their closing brace was parsed.
-bool sizes_match(const bj::value& v, const std::vector<std::size_t>& sizes, std::size_t& next) {
-  if (const auto* arr = v.if_array()) {
-    for (const auto& e : *arr) {
-      if (!sizes_match(e, sizes, next)) return false;
-    }
-    return true;
-  }
-  if (const auto* obj = v.if_object()) {
-    for (const auto& kv : *obj) {
-      if (!sizes_match(kv.value(), sizes, next)) return false;
-    }
-    if (next >= sizes.size() || sizes[next] != obj->size()) return false;
-    ++next;
-  }
-  return true;
-}
-
 std::size_t skip_ws(std::string_view t, std::size_t i) {
   while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
   return i;
@@ -207,14 +215,12 @@ boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
   bj::basic_parser<StrictHandler> parser(opt);
   bj::error_code ec;
   std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
-  if (ec) return make_parse_error(ec, used, limits);
-  if (skip_ws(text, used) != text.size()) return trailing_text_error(used);
-  bj::value root = parser.handler().stack.release();
-  std::size_t next = 0;
-  if (!sizes_match(root, parser.handler().object_sizes, next)) {
+  if (parser.handler().duplicate) {
     return ParseError{ParseProblem::duplicate_key, "JSON object with a duplicate key"};
   }
-  return root;
+  if (ec) return make_parse_error(ec, used, limits);
+  if (skip_ws(text, used) != text.size()) return trailing_text_error(used);
+  return parser.handler().stack.release();
 }
 
 std::optional<ParseError> validate(std::string_view text, const ParseLimits& limits) {

@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 
 #include <charconv>
+#include <typeinfo>
 
 namespace sluice::mcp {
 namespace cj = core::json;
@@ -138,7 +139,14 @@ void Session::on_oversized_frame(std::string_view head, std::size_t total_bytes)
   core::log::warn("{}: refused a message of {} bytes (over the {} byte limit)", options_.label,
                   total_bytes,
                   (options_.limits ? *options_.limits : default_limits_).max_message_bytes);
+  // The head is cut at an arbitrary byte: an id is trusted only when its value ends
+  // inside the head (a ',' or '}' follows it), never when the cut may have shortened it.
   auto id = cj::member_span(head, "id");
+  if (id) {
+    std::size_t end = static_cast<std::size_t>(id->data() - head.data()) + id->size();
+    std::string_view rest = cj::trim(head.substr(end));
+    if (rest.empty() || (rest.front() != ',' && rest.front() != '}')) id.reset();
+  }
   std::optional<std::string> key = id ? rpc::id_key(*id) : std::nullopt;
   if (options_.strictness == rpc::Strictness::client) {
     send_frame(rpc::make_error(key ? cj::trim(*id) : "null", rpc::code::kInvalidRequest,
@@ -221,7 +229,8 @@ asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {
       request->respond_error(rpc::code::kInternalError, "the request was not answered");
     }
   } catch (const std::exception& e) {
-    core::log::error("{}: request handler failed: {}", options_.label, e.what());
+    // The exception's text may quote input; only its type is logged.
+    core::log::error("{}: request handler failed ({})", options_.label, typeid(e).name());
     request->respond_error(rpc::code::kInternalError, "internal error");
   }
   finish_incoming(request->message());
@@ -240,6 +249,12 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   pending_.emplace(id, &call);
   std::string id_text = std::to_string(id);
   send_frame(rpc::make_request(id_text, method, params_json));
+  if (closed_) {
+    // The transport closed while sending (a stuck peer, EPIPE): on_closed() ran before this
+    // wait could start, so its timer cancel would be lost.
+    pending_.erase(id);
+    co_return Reply{Reply::Status::closed, std::nullopt};
+  }
   std::uint64_t registration = 0;
   if (cancel) {
     registration = cancel->on_cancel([&call] {

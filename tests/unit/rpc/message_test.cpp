@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -26,24 +27,24 @@ Parsed parse_peer(std::string text) { return parse(std::move(text), kLimits, Str
 testing::AssertionResult Refused(const Parsed& parsed, int code, std::string_view id) {
   const auto* f = std::get_if<ParseFailure>(&parsed);
   if (!f) {
-    return testing::AssertionFailure()
-           << "accepted: " << std::get<Message>(parsed).text();
+    return testing::AssertionFailure() << "accepted: " << std::get<Message>(parsed).text();
   }
   if (f->code != code || f->id != id) {
-    return testing::AssertionFailure() << "refused with code " << f->code << " id " << f->id
-                                       << " message '" << f->message << "', want code " << code
-                                       << " id " << id;
+    return testing::AssertionFailure()
+           << "refused with code " << f->code << " id " << f->id << " message '" << f->message
+           << "', want code " << code << " id " << id;
   }
   return testing::AssertionSuccess();
 }
 
-// The accepted message, or a test failure naming the refusal.
-const Message* Accepted(const Parsed& parsed) {
+// A copy of the accepted message (its parts are offsets into its own text), or nothing and a
+// test failure naming the refusal.
+std::optional<Message> Accepted(const Parsed& parsed) {
   if (const auto* f = std::get_if<ParseFailure>(&parsed)) {
     ADD_FAILURE() << "refused with code " << f->code << ": " << f->message;
-    return nullptr;
+    return std::nullopt;
   }
-  return &std::get<Message>(parsed);
+  return std::get<Message>(parsed);
 }
 
 std::string nested_arrays(std::size_t depth) {
@@ -66,21 +67,22 @@ TEST(RpcParse, TruncatedFrameKeepsNoIdEvenWhenTheIdWasAlreadyRead) {
                       code::kParseError, "null"));
 }
 
-// BUG: core::json::parse_strict/validate call basic_parser::write_some and never check that
-// the whole input was consumed, so text after the first JSON value is silently ignored and a
-// frame holding two messages is taken as the first one.
-TEST(RpcParse, DISABLED_TextAfterTheMessageObjectIsAParseError) {
-  for (std::string text : {R"({"jsonrpc":"2.0","id":1,"method":"m"} x)",
-                           R"({"jsonrpc":"2.0","id":1,"method":"m"}{"jsonrpc":"2.0","id":2,"method":"n"})",
-                           R"({"jsonrpc":"2.0","id":1,"method":"m"}})"}) {
+// One frame is one JSON document: a second message or stray text after it is not silently
+// dropped (basic_parser::write_some stops after the first value; HEAD accepted these).
+TEST(RpcParse, TextAfterTheMessageObjectIsAParseError) {
+  for (std::string text :
+       {R"({"jsonrpc":"2.0","id":1,"method":"m"} x)",
+        R"({"jsonrpc":"2.0","id":1,"method":"m"}{"jsonrpc":"2.0","id":2,"method":"n"})",
+        R"({"jsonrpc":"2.0","id":1,"method":"m"}})"}) {
     EXPECT_TRUE(Refused(parse_client(text), code::kParseError, "null")) << text;
     EXPECT_TRUE(Refused(parse_peer(text), code::kParseError, "null")) << text;
   }
 }
 
 TEST(RpcParse, WhitespaceAroundTheMessageIsAllowed) {
-  const Message* m = Accepted(parse_client(" \t{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\r\n "));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m =
+      Accepted(parse_client(" \t{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"}\r\n "));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->id(), "1");
 }
 
@@ -94,7 +96,8 @@ TEST(RpcParse, AJsonValueThatIsNotAnObjectIsAnInvalidRequest) {
 }
 
 TEST(RpcParse, ABatchIsRefusedAsAnInvalidRequest) {
-  std::string batch = R"([{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}])";
+  std::string batch =
+      R"([{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}])";
   Parsed p = parse_client(batch);
   ASSERT_TRUE(Refused(p, code::kInvalidRequest, "null"));
   EXPECT_NE(std::get<ParseFailure>(p).message.find("batch"), std::string::npos);
@@ -123,10 +126,10 @@ TEST(RpcParse, MethodThatIsNotAStringIsRefused) {
 }
 
 TEST(RpcParse, EmptyMethodIsRefused) {
-  EXPECT_TRUE(Refused(parse_client(R"({"jsonrpc":"2.0","id":4,"method":""})"),
-                      code::kInvalidRequest, "4"));
-  EXPECT_TRUE(Refused(parse_client(R"({"jsonrpc":"2.0","method":""})"), code::kInvalidRequest,
-                      "null"));
+  EXPECT_TRUE(
+      Refused(parse_client(R"({"jsonrpc":"2.0","id":4,"method":""})"), code::kInvalidRequest, "4"));
+  EXPECT_TRUE(
+      Refused(parse_client(R"({"jsonrpc":"2.0","method":""})"), code::kInvalidRequest, "null"));
 }
 
 TEST(RpcParse, NullIdIsRefused) {
@@ -137,8 +140,7 @@ TEST(RpcParse, NullIdIsRefused) {
 }
 
 TEST(RpcParse, IdThatIsNotAStringOrAnIntegerIsRefused) {
-  for (std::string id : {"1.5", "1.0", "1e3", "-0.0", "true", "false", R"({"a":1})", "[1]",
-                         "[]"}) {
+  for (std::string id : {"1.5", "1.0", "1e3", "-0.0", "true", "false", R"({"a":1})", "[1]", "[]"}) {
     std::string text = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"m"})";
     EXPECT_TRUE(Refused(parse_client(text), code::kInvalidRequest, "null")) << text;
     EXPECT_TRUE(Refused(parse_peer(text), code::kInvalidRequest, "null")) << text;
@@ -154,10 +156,8 @@ TEST(RpcParse, ScalarParamsAreRefused) {
 }
 
 TEST(RpcParse, ObjectAndArrayParamsAreAccepted) {
-  EXPECT_NE(Accepted(parse_client(R"({"jsonrpc":"2.0","id":5,"method":"m","params":{}})")),
-            nullptr);
-  EXPECT_NE(Accepted(parse_client(R"({"jsonrpc":"2.0","id":5,"method":"m","params":[1,2]})")),
-            nullptr);
+  EXPECT_TRUE(Accepted(parse_client(R"({"jsonrpc":"2.0","id":5,"method":"m","params":{}})")));
+  EXPECT_TRUE(Accepted(parse_client(R"({"jsonrpc":"2.0","id":5,"method":"m","params":[1,2]})")));
 }
 
 TEST(RpcParse, ARequestCarryingAResultOrAnErrorIsRefused) {
@@ -183,8 +183,8 @@ TEST(RpcParse, AResponseWithNeitherResultNorErrorIsRefused) {
 
 TEST(RpcParse, AnObjectWithNeitherMethodNorIdIsRefused) {
   EXPECT_TRUE(Refused(parse_client(R"({"jsonrpc":"2.0"})"), code::kInvalidRequest, "null"));
-  EXPECT_TRUE(Refused(parse_client(R"({"jsonrpc":"2.0","result":{}})"), code::kInvalidRequest,
-                      "null"));
+  EXPECT_TRUE(
+      Refused(parse_client(R"({"jsonrpc":"2.0","result":{}})"), code::kInvalidRequest, "null"));
 }
 
 TEST(RpcParse, AnErrorThatIsNotAnObjectIsRefused) {
@@ -227,17 +227,17 @@ TEST(RpcParse, DuplicateIdIsRefusedWithTheFirstIdRecovered) {
 TEST(RpcParse, DuplicateKeysWithoutAUsableIdAreRefusedWithNullId) {
   EXPECT_TRUE(Refused(parse_client(R"({"jsonrpc":"2.0","method":"m","params":{"a":1,"a":1}})"),
                       code::kInvalidRequest, "null"));
-  EXPECT_TRUE(Refused(
-      parse_client(R"({"jsonrpc":"2.0","id":1.5,"method":"m","params":{"a":1,"a":1}})"),
-      code::kInvalidRequest, "null"));
+  EXPECT_TRUE(
+      Refused(parse_client(R"({"jsonrpc":"2.0","id":1.5,"method":"m","params":{"a":1,"a":1}})"),
+              code::kInvalidRequest, "null"));
 }
 
-// BUG: parse_strict finds duplicates by comparing each object's parsed member count with its
+// Regression test; the bug it pins (now fixed): parse_strict finds duplicates by comparing each object's parsed member count with its
 // size in the DOM, in post-order. When the discarded duplicate's value itself holds objects,
 // the two sequences can line up again and the duplicate goes unnoticed: this frame is accepted
 // with params {"arguments":{"path":"/etc/shadow"}} kept (the last value wins) while the raw
 // text that is spliced downstream also carries the first "arguments".
-TEST(RpcParse, DISABLED_DuplicateKeysWhoseFirstValueHoldsObjectsAreRefused) {
+TEST(RpcParse, DuplicateKeysWhoseFirstValueHoldsObjectsAreRefused) {
   std::string text =
       R"({"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"read_file",)"
       R"("arguments":{"a":{"b":{"c":1},"d":1},"e":1,"f":1,"g":1},)"
@@ -246,9 +246,9 @@ TEST(RpcParse, DISABLED_DuplicateKeysWhoseFirstValueHoldsObjectsAreRefused) {
 }
 
 TEST(RpcParse, PeerStrictnessAcceptsDuplicateKeys) {
-  const Message* m = Accepted(
+  std::optional<Message> m = Accepted(
       parse_peer(R"({"jsonrpc":"2.0","id":15,"result":{"content":[{"a":1,"a":2}],"x":1,"x":2}})"));
-  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->kind(), Kind::result);
   EXPECT_EQ(m->result(), R"({"content":[{"a":1,"a":2}],"x":1,"x":2})");
 }
@@ -258,19 +258,18 @@ TEST(RpcParse, PeerStrictnessAcceptsDuplicateKeys) {
 TEST(RpcParse, NestingDeeperThanTheLimitIsAnInvalidRequest) {
   const core::json::ParseLimits limits{8};
   // The message object is level 1 and params level 2, so 6 more levels reach the limit.
-  std::string at_limit = R"({"jsonrpc":"2.0","id":16,"method":"m","params":)" +
-                         nested_arrays(7) + "}";
-  std::string over = R"({"jsonrpc":"2.0","id":16,"method":"m","params":)" +
-                     nested_arrays(8) + "}";
-  EXPECT_NE(Accepted(parse(at_limit, limits, Strictness::client)), nullptr);
-  EXPECT_NE(Accepted(parse(at_limit, limits, Strictness::peer)), nullptr);
+  std::string at_limit =
+      R"({"jsonrpc":"2.0","id":16,"method":"m","params":)" + nested_arrays(7) + "}";
+  std::string over = R"({"jsonrpc":"2.0","id":16,"method":"m","params":)" + nested_arrays(8) + "}";
+  EXPECT_TRUE(Accepted(parse(at_limit, limits, Strictness::client)));
+  EXPECT_TRUE(Accepted(parse(at_limit, limits, Strictness::peer)));
   EXPECT_TRUE(Refused(parse(over, limits, Strictness::client), code::kInvalidRequest, "16"));
   EXPECT_TRUE(Refused(parse(over, limits, Strictness::peer), code::kInvalidRequest, "null"));
 }
 
 TEST(RpcParse, AVeryDeepFrameIsRefusedWithoutCrashing) {
-  std::string deep = R"({"jsonrpc":"2.0","id":17,"method":"m","params":)" +
-                     nested_arrays(200000) + "}";
+  std::string deep =
+      R"({"jsonrpc":"2.0","id":17,"method":"m","params":)" + nested_arrays(200000) + "}";
   EXPECT_TRUE(Refused(parse_client(deep), code::kInvalidRequest, "17"));
   EXPECT_TRUE(Refused(parse_peer(deep), code::kInvalidRequest, "null"));
 }
@@ -278,9 +277,9 @@ TEST(RpcParse, AVeryDeepFrameIsRefusedWithoutCrashing) {
 // --- Valid messages ---
 
 TEST(RpcParse, RequestHasItsMethodIdAndParams) {
-  const Message* m = Accepted(
+  std::optional<Message> m = Accepted(
       parse_client(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}})"));
-  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->kind(), Kind::request);
   EXPECT_TRUE(m->is_request());
   EXPECT_FALSE(m->is_response());
@@ -292,9 +291,9 @@ TEST(RpcParse, RequestHasItsMethodIdAndParams) {
 }
 
 TEST(RpcParse, NotificationHasNoId) {
-  const Message* m =
+  std::optional<Message> m =
       Accepted(parse_client(R"({"jsonrpc":"2.0","method":"notifications/initialized"})"));
-  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->kind(), Kind::notification);
   EXPECT_TRUE(m->is_notification());
   EXPECT_TRUE(m->id().empty());
@@ -302,14 +301,16 @@ TEST(RpcParse, NotificationHasNoId) {
 }
 
 TEST(RpcParse, MethodWithEscapesIsDecoded) {
-  const Message* m = Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"tools\/list"})"));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m =
+      Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"tools\/list"})"));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->method(), "tools/list");
 }
 
 TEST(RpcParse, ResultResponseIsRecognised) {
-  const Message* m = Accepted(parse_peer(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[]}})"));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m =
+      Accepted(parse_peer(R"({"jsonrpc":"2.0","id":2,"result":{"tools":[]}})"));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->kind(), Kind::result);
   EXPECT_TRUE(m->is_response());
   EXPECT_EQ(m->result(), R"({"tools":[]})");
@@ -317,16 +318,16 @@ TEST(RpcParse, ResultResponseIsRecognised) {
 }
 
 TEST(RpcParse, ScalarResultIsAccepted) {
-  const Message* m = Accepted(parse_peer(R"({"jsonrpc":"2.0","id":2,"result":0})"));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m = Accepted(parse_peer(R"({"jsonrpc":"2.0","id":2,"result":0})"));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->kind(), Kind::result);
   EXPECT_EQ(m->result(), "0");
 }
 
 TEST(RpcParse, ErrorResponseIsRecognised) {
-  const Message* m = Accepted(
+  std::optional<Message> m = Accepted(
       parse_peer(R"({"jsonrpc":"2.0","id":"r","error":{"code":-32601,"message":"nope"}})"));
-  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->kind(), Kind::error);
   EXPECT_TRUE(m->is_response());
   EXPECT_EQ(m->id(), R"("r")");
@@ -338,57 +339,58 @@ TEST(RpcParse, IdKeepsItsExactRawText) {
   for (std::string id : {R"("a\u00e9")", "-7", "123456789012345678901234567890", R"("")",
                          R"("\"quoted\" \\ {}")", "0"}) {
     std::string text = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"m"})";
-    const Message* m = Accepted(parse_client(text));
-    ASSERT_NE(m, nullptr) << text;
+    std::optional<Message> m = Accepted(parse_client(text));
+    ASSERT_TRUE(m) << text;
     EXPECT_EQ(m->id(), id);
   }
 }
 
 TEST(RpcParse, IdSpanExcludesSurroundingWhitespace) {
-  const Message* m = Accepted(parse_client("{\"jsonrpc\":\"2.0\", \"id\" :  \"x\" \n,\"method\":\"m\"}"));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m =
+      Accepted(parse_client("{\"jsonrpc\":\"2.0\", \"id\" :  \"x\" \n,\"method\":\"m\"}"));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->id(), R"("x")");
 }
 
 TEST(RpcParse, TheTopLevelIdIsFoundEvenAfterANestedIdInParams) {
-  const Message* m = Accepted(parse_client(
-      R"({"jsonrpc":"2.0","params":{"id":99,"x":{"id":98}},"method":"m","id":5})"));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m = Accepted(
+      parse_client(R"({"jsonrpc":"2.0","params":{"id":99,"x":{"id":98}},"method":"m","id":5})"));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->id(), "5");
   EXPECT_EQ(m->method(), "m");
 }
 
 TEST(RpcParse, ParamsAndResultSpansAreByteExact) {
   std::string params = R"({ "f" : 1.0, "big": 12345678901234567890123 , "s":"}\"{" })";
-  const Message* req =
+  std::optional<Message> req =
       Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m","params":)" + params + "}"));
-  ASSERT_NE(req, nullptr);
+  ASSERT_TRUE(req);
   EXPECT_EQ(req->params(), params);
 
   std::string result = R"([1.0,12345678901234567890123,-0.0,1e-7,1E+2])";
-  const Message* res =
+  std::optional<Message> res =
       Accepted(parse_peer(R"({"jsonrpc":"2.0","id":1,"result":)" + result + "}"));
-  ASSERT_NE(res, nullptr);
+  ASSERT_TRUE(res);
   EXPECT_EQ(res->result(), result);
 }
 
 TEST(RpcParse, TextIsKeptWhole) {
   std::string text = R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"n":1.0}})";
-  const Message* m = Accepted(parse_client(text));
-  ASSERT_NE(m, nullptr);
+  std::optional<Message> m = Accepted(parse_client(text));
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->text(), text);
 }
 
 TEST(RpcParse, ParamsValueIsADomOrAnEmptyObject) {
-  const Message* m =
+  std::optional<Message> m =
       Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1,"b"]}})"));
-  ASSERT_NE(m, nullptr);
+  ASSERT_TRUE(m);
   bj::value v = m->params_value(kLimits);
   ASSERT_TRUE(v.is_object());
   EXPECT_EQ(v.at("a").at(1).as_string(), "b");
 
-  const Message* none = Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m"})"));
-  ASSERT_NE(none, nullptr);
+  std::optional<Message> none = Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m"})"));
+  ASSERT_TRUE(none);
   bj::value empty = none->params_value(kLimits);
   ASSERT_TRUE(empty.is_object());
   EXPECT_TRUE(empty.get_object().empty());
@@ -421,7 +423,11 @@ TEST(RpcParse, FailureMessagesNeverContainTheInputText) {
     for (Strictness s : {Strictness::client, Strictness::peer}) {
       Parsed p = parse(frame, shallow, s);
       const auto* f = std::get_if<ParseFailure>(&p);
-      if (!f) continue;  // a frame accepted through a known bug has no message to check
+      if (!f) {  // only the duplicate-key frame is acceptable, and only from a peer
+        EXPECT_TRUE(s == Strictness::peer && frame.find("{\"SENTINELq7\":1,") != std::string::npos)
+            << frame;
+        continue;
+      }
       EXPECT_FALSE(f->message.empty());
       EXPECT_EQ(f->message.find("SENTINEL"), std::string::npos) << f->message;
       EXPECT_EQ(f->message.find("q7"), std::string::npos) << f->message;
@@ -452,8 +458,8 @@ TEST(RpcIdKey, NumberIdsCompareByTheirText) {
 }
 
 TEST(RpcIdKey, AnythingButAStringOrAnIntegerHasNoKey) {
-  for (std::string raw : {"", " ", "null", "true", "1.5", "1e3", "-", "{}", "[]", "\"open",
-                          "12a"}) {
+  for (std::string raw :
+       {"", " ", "null", "true", "1.5", "1e3", "-", "{}", "[]", "\"open", "12a"}) {
     EXPECT_FALSE(id_key(raw).has_value()) << raw;
   }
 }
@@ -467,7 +473,8 @@ TEST(RpcBuild, MakeResultSplicesIdAndResultVerbatim) {
 }
 
 TEST(RpcBuild, MakeRequestAndNotificationOmitAbsentParams) {
-  EXPECT_EQ(make_request("3", "tools/list", ""), R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  EXPECT_EQ(make_request("3", "tools/list", ""),
+            R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
   EXPECT_EQ(make_request("3", "m", R"({"x":1.0})"),
             R"({"jsonrpc":"2.0","id":3,"method":"m","params":{"x":1.0}})");
   EXPECT_EQ(make_notification("notifications/initialized", ""),
@@ -476,12 +483,13 @@ TEST(RpcBuild, MakeRequestAndNotificationOmitAbsentParams) {
 }
 
 TEST(RpcBuild, BuiltFramesParseBack) {
-  const Message* req = Accepted(parse_client(make_request("9", "a\"b", "{}")));
-  ASSERT_NE(req, nullptr);
+  std::optional<Message> req = Accepted(parse_client(make_request("9", "a\"b", "{}")));
+  ASSERT_TRUE(req);
   EXPECT_EQ(req->method(), "a\"b");
   EXPECT_EQ(req->id(), "9");
-  const Message* err = Accepted(parse_peer(make_error("\"z\"", code::kMethodNotFound, "no \"x\"\n")));
-  ASSERT_NE(err, nullptr);
+  std::optional<Message> err =
+      Accepted(parse_peer(make_error("\"z\"", code::kMethodNotFound, "no \"x\"\n")));
+  ASSERT_TRUE(err);
   EXPECT_EQ(err->kind(), Kind::error);
   EXPECT_EQ(err->id(), "\"z\"");
   bj::value e = bj::parse(err->error());
