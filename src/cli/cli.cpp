@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <string>
@@ -15,6 +16,15 @@ namespace sluice::cli {
 namespace {
 
 constexpr const char* kVersion = "0.1.0";
+
+// A duration option given in milliseconds.
+void add_millis(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
+                const std::string& help) {
+  app.add_option_function<std::int64_t>(
+         name, [&target](std::int64_t ms) { target = std::chrono::milliseconds(ms); }, help)
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{3600000}))
+      ->default_str(std::to_string(target.count()));
+}
 
 void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--config", o.configs, "Also read this .mcp.json file (after discovery)")
@@ -32,6 +42,14 @@ void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--max-message-bytes", o.limits.max_message_bytes,
                  "Largest JSON-RPC message accepted")
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30))
+      ->capture_default_str();
+  add_millis(app, "--initialize-timeout-ms", o.limits.initialize_timeout,
+             "How long a downstream may take to answer initialize");
+  add_millis(app, "--restart-backoff-ms", o.limits.restart_backoff_initial,
+             "First delay before restarting a downstream that exited (doubles each time)");
+  app.add_option("--max-auto-restarts", o.limits.max_auto_restarts,
+                 "Restarts in a row before a downstream that keeps exiting is left failed")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
       ->capture_default_str();
 }
 

@@ -33,6 +33,15 @@ struct Limits {
   // Child teardown (GATEWAY-INVARIANTS P4): close stdin, wait, SIGTERM group, wait, SIGKILL.
   std::chrono::milliseconds stdin_close_grace{500};
   std::chrono::milliseconds sigterm_grace{2000};
+
+  // A downstream that exits by itself is restarted after restart_backoff_initial, doubling
+  // up to restart_backoff_max, at most max_auto_restarts times in a row; a run that stays
+  // online for restart_stable_after resets the count. A failed start retried by a call
+  // waits out the same backoff.
+  std::chrono::milliseconds restart_backoff_initial{250};
+  std::chrono::milliseconds restart_backoff_max{8000};
+  std::size_t max_auto_restarts = 5;
+  std::chrono::milliseconds restart_stable_after{10000};
 };
 
 }  // namespace sluice::core

@@ -11,6 +11,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <fmt/format.h>
+
 #include <csignal>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@ std::string_view to_string(Status s) {
     case Status::lazy: return "lazy";
     case Status::starting: return "starting";
     case Status::online: return "online";
+    case Status::restarting: return "restarting";
     case Status::failed: return "failed";
     case Status::offline: return "offline";
     case Status::unsupported_transport: return "unsupported_transport";
@@ -68,20 +71,44 @@ const ToolEntry* Downstream::find_tool(std::string_view name) const {
   return nullptr;
 }
 
+std::string Downstream::spawn_token() const {
+  return fmt::format("{}.{}.{}", ::getpid(), config_.name, generation_);
+}
+
 void Downstream::fail(std::string reason) {
   status_ = Status::failed;
   last_error_ = std::move(reason);
   core::log::warn("server {}: {}", config_.name, last_error_);
 }
 
-asio::awaitable<bool> Downstream::ensure_started() {
+asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
   if (status_ == Status::online) co_return true;
-  if (status_ == Status::unsupported_transport) co_return false;
+  if (status_ == Status::unsupported_transport || shutting_down_) co_return false;
+  if (status_ == Status::restarting && restart_done_) {
+    co_await restart_done_->wait();
+    co_return status_ == Status::online;
+  }
   if (status_ == Status::starting && started_) {
     co_await started_->wait();
     co_return status_ == Status::online;
   }
+  if (explicit_request) {
+    held_ = false;
+    external_signal_ = 0;
+    consecutive_failures_ = 0;
+  } else if (held_ || (status_ == Status::failed &&
+                       std::chrono::steady_clock::now() < retry_not_before_)) {
+    co_return false;
+  }
   co_return co_await start();
+}
+
+std::chrono::milliseconds Downstream::backoff_delay() const {
+  auto delay = limits_.restart_backoff_initial;
+  for (std::size_t i = 1; i < consecutive_failures_ && delay < limits_.restart_backoff_max; ++i) {
+    delay *= 2;
+  }
+  return std::min(delay, limits_.restart_backoff_max);
 }
 
 asio::awaitable<bool> Downstream::start() {
@@ -98,15 +125,20 @@ asio::awaitable<bool> Downstream::start() {
   started_ = std::make_unique<core::Event>(io_);
   ++generation_;
   tearing_down_ = false;
+  signalled_by_sluice_ = false;
+  last_exit_.reset();
 
   process::SpawnSpec spec;
   spec.program = stdio->command;
   spec.args = stdio->args;
   spec.env = stdio->env;
   spec.cwd = stdio->cwd;
+  spec.env.emplace_back(std::string(process::kOwnerTokenVariable), spawn_token());
   auto child = process::Child::spawn(spec);
   if (!child) {
     fail("could not start: " + child.error().message);
+    ++consecutive_failures_;
+    retry_not_before_ = std::chrono::steady_clock::now() + backoff_delay();
     started_->set();
     co_return false;
   }
@@ -133,20 +165,30 @@ asio::awaitable<bool> Downstream::start() {
     // The server closed its stdout (it crashed or quit): its calls already failed with the
     // session; it cannot serve again, so it is marked failed and torn down now rather than
     // when its exit is noticed.
-    if (generation != generation_ || tearing_down_ || !child_) return;
-    fail("the server closed its output (it exited or crashed)");
-    asio::co_spawn(io_, teardown(false), asio::detached);
+    // While starting, the failed handshake or listing reports it instead.
+    if (generation != generation_ || tearing_down_ || !child_ || status_ != Status::online) {
+      return;
+    }
+    asio::co_spawn(io_, on_unexpected_end("the server closed its output (it exited or crashed)"),
+                   asio::detached);
   });
 
   bool ok = co_await handshake() && co_await list_tools();
+  if (ok && (!session_ || session_->closed())) {
+    fail("the server exited while starting");
+    ok = false;
+  }
   if (ok) {
     status_ = Status::online;
+    online_since_ = std::chrono::steady_clock::now();
     last_error_.clear();
     core::log::info("server {}: online, {} tools, protocol {}", config_.name, tools_.size(),
                     protocol_version_);
   } else {
     co_await teardown(false);
     status_ = Status::failed;
+    ++consecutive_failures_;
+    retry_not_before_ = std::chrono::steady_clock::now() + backoff_delay();
   }
   started_->set();
   if (ok && events_.tools_changed) events_.tools_changed();
@@ -310,12 +352,64 @@ asio::awaitable<void> Downstream::watch_exit(std::shared_ptr<asio::posix::stream
   if (ec) co_return;  // teardown closed the watch
   if (pidfd != pidfd_watch_) co_return;  // a newer generation owns the watch now
   exited_->set();
-  if (!tearing_down_) {
-    // The child exited by itself: its in-flight calls end at once, then the rest of its
-    // group is killed and it is reaped.
-    if (status_ != Status::failed) fail("the server exited unexpectedly");
-    co_await teardown(false);
+  if (!tearing_down_ && status_ == Status::online) {
+    co_await on_unexpected_end("the server exited unexpectedly");
   }
+}
+
+asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
+  if (handling_end_ || shutting_down_) co_return;
+  handling_end_ = true;
+  // Its in-flight calls end at once (teardown closes the session), then the rest of its
+  // group is killed and it is reaped.
+  fail(std::move(reason));
+  co_await teardown(false);
+  handling_end_ = false;
+  if (shutting_down_) co_return;
+  if (last_exit_ && last_exit_->signaled && !signalled_by_sluice_) {
+    int sig = last_exit_->code;
+    bool crash = sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGFPE ||
+                 sig == SIGILL || sig == SIGTRAP || sig == SIGSYS;
+    if (!crash) {
+      // ds_external_kill: something else killed it. Not restarted behind the operator's back.
+      external_signal_ = sig;
+      held_ = true;
+      fail(fmt::format("killed by signal {}, which sluice did not send; not restarted "
+                       "automatically: start it again with gateway.connect_server",
+                       sig));
+      co_return;
+    }
+  }
+  if (std::chrono::steady_clock::now() - online_since_ >= limits_.restart_stable_after) {
+    consecutive_failures_ = 0;
+  }
+  co_await restart_with_backoff();
+}
+
+asio::awaitable<void> Downstream::restart_with_backoff() {
+  // ds_auto_restart_after_exit: exponential backoff up to a cap, then failed and held.
+  restart_done_ = std::make_unique<core::Event>(io_);
+  std::string why = last_error_;
+  while (!shutting_down_) {
+    if (consecutive_failures_ >= limits_.max_auto_restarts) {
+      held_ = true;
+      fail(fmt::format("{}; restarted {} times in a row without staying up, so it is not "
+                       "restarted again: start it with gateway.connect_server",
+                       why, consecutive_failures_));
+      break;
+    }
+    ++consecutive_failures_;
+    status_ = Status::restarting;
+    backoff_timer_ = std::make_unique<asio::steady_timer>(io_, backoff_delay());
+    boost::system::error_code ec;
+    co_await backoff_timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (shutting_down_) break;
+    ++restarts_;
+    core::log::info("server {}: restarting (attempt {})", config_.name, consecutive_failures_);
+    if (co_await start()) break;
+    why = last_error_;
+  }
+  restart_done_->set();
 }
 
 asio::awaitable<void> Downstream::teardown(bool orderly) {
@@ -326,12 +420,15 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
   if (orderly && !exited_->is_set()) {
     if (stream_) stream_->close_output();
     if (!co_await exited_->wait_for(limits_.stdin_close_grace)) {
+      if (!child_->has_exited()) signalled_by_sluice_ = true;
       child_->signal_group(SIGTERM);
       co_await exited_->wait_for(limits_.sigterm_grace);
     }
   }
   // Whatever is left of the group (the leader, or grandchildren holding the pipes) goes;
   // the leader is still unreaped here, so the group id is reserved.
+  // A signal sent after the leader died does not change how it died (ds_external_kill).
+  if (!child_->has_exited()) signalled_by_sluice_ = true;
   child_->signal_group(SIGKILL);
   co_await exited_->wait_for(std::chrono::seconds(5));
   child_->kill_now();  // reaps (and closes the fds the child object still holds)
@@ -345,9 +442,13 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
     pidfd_watch_->close(ec);
   }
   if (session_) session_->detach();
-  const auto& st = child_->exit_status();
+  last_exit_ = child_->exit_status();
+  const auto& st = last_exit_;
   core::log::info("server {}: stopped ({} {})", config_.name,
                   st && st->signaled ? "signal" : "exit code", st ? st->code : -1);
+  // Descendants that left the group (setsid) and were adopted by sluice carry this
+  // child's token in their environment: they go with it.
+  process::kill_adopted_orphans_with_token(spawn_token());
   child_.reset();
   session_.reset();
   stream_.reset();
@@ -358,6 +459,8 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
 }
 
 asio::awaitable<void> Downstream::shutdown() {
+  shutting_down_ = true;
+  if (backoff_timer_) backoff_timer_->cancel();
   if (tearing_down_) co_await teardown_done_->wait();
   if (child_) co_await teardown(true);
   if (status_ != Status::unsupported_transport) status_ = Status::offline;

@@ -32,7 +32,7 @@ namespace sluice::gateway {
 
 namespace asio = boost::asio;
 
-enum class Status { lazy, starting, online, failed, offline, unsupported_transport };
+enum class Status { lazy, starting, online, restarting, failed, offline, unsupported_transport };
 std::string_view to_string(Status s);
 
 struct ToolEntry {
@@ -69,8 +69,17 @@ class Downstream {
   const std::vector<ToolEntry>& tools() const { return tools_; }
   const ToolEntry* find_tool(std::string_view name) const;
 
-  // Starts the server when it is not online (single-flight); true when online.
-  asio::awaitable<bool> ensure_started();
+  // Starts the server when it is not online (single-flight); true when online. A server
+  // held after a foreign kill or after too many restarts starts again only when `explicit_`
+  // (an operator's gateway.connect_server); a failed start is retried after its backoff.
+  asio::awaitable<bool> ensure_started(bool explicit_request = false);
+
+  // Why the server is held, when it is: it waits for an explicit connect.
+  bool held() const { return held_; }
+  // The signal of a kill sluice did not send (ds_external_kill), else 0.
+  int external_signal() const { return external_signal_; }
+  std::size_t restarts() const { return restarts_; }
+  std::uint64_t generation() const { return generation_; }
 
   // tools/call with the arguments spliced verbatim. `progress_token` (JSON text) is sent
   // in _meta when non-empty.
@@ -93,7 +102,13 @@ class Downstream {
   asio::awaitable<void> drain_stderr(std::shared_ptr<asio::posix::stream_descriptor> err);
   asio::awaitable<void> watch_exit(std::shared_ptr<asio::posix::stream_descriptor> pidfd);
   asio::awaitable<void> teardown(bool orderly);
+  // The child ended while serving (exit, crash, closed stdout, or a foreign kill).
+  asio::awaitable<void> on_unexpected_end(std::string reason);
+  asio::awaitable<void> restart_with_backoff();
+  std::chrono::milliseconds backoff_delay() const;
   void fail(std::string reason);
+  // Identifies this generation's processes (and descendants that keep their environment).
+  std::string spawn_token() const;
   void on_notification(const rpc::Message& message);
 
   asio::io_context& io_;
@@ -119,6 +134,18 @@ class Downstream {
   std::unique_ptr<core::Event> teardown_done_;
   bool relist_pending_ = false;
   bool tearing_down_ = false;
+  bool shutting_down_ = false;
+  bool handling_end_ = false;       // on_unexpected_end runs (single-flight)
+  bool signalled_by_sluice_ = false;  // teardown signalled this child before it exited
+  std::optional<process::ExitStatus> last_exit_;
+  bool held_ = false;
+  int external_signal_ = 0;
+  std::size_t consecutive_failures_ = 0;
+  std::size_t restarts_ = 0;
+  std::chrono::steady_clock::time_point online_since_{};
+  std::chrono::steady_clock::time_point retry_not_before_{};
+  std::unique_ptr<asio::steady_timer> backoff_timer_;
+  std::unique_ptr<core::Event> restart_done_;
 };
 
 }  // namespace sluice::gateway

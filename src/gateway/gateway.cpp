@@ -242,7 +242,7 @@ asio::awaitable<std::string> Gateway::connect_server(std::string_view server) {
         core::describe_value(bj::value(bj::string_view(server.data(), server.size())))));
   }
   std::string prior(to_string(d->status()));
-  bool ok = co_await d->ensure_started();
+  bool ok = co_await d->ensure_started(true);
   bj::object out;
   out["server"] = d->name();
   out["ok"] = ok;
@@ -349,6 +349,14 @@ bj::object Gateway::health() const {
         d->protocol_version().empty() ? bj::value(nullptr) : bj::value(d->protocol_version());
     row["last_error"] = d->last_error().empty() ? bj::value(nullptr) : bj::value(d->last_error());
     row["source"] = d->config().source_file;
+    row["generation"] = d->generation();
+    if (d->pid() > 0) row["pid"] = d->pid();
+    row["restarts"] = d->restarts();
+    if (d->held()) row["held"] = true;
+    if (d->external_signal() != 0) {
+      row["external_signal"] = d->external_signal();
+      row["next_step"] = "gateway.connect_server {\"server_name\":\"" + d->name() + "\"}";
+    }
     servers.push_back(std::move(row));
   }
   auto uptime = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -164,6 +164,17 @@ bool Child::try_reap() {
   return true;
 }
 
+bool Child::has_exited() const {
+  if (exit_) return true;
+  if (!pidfd_) return true;
+  siginfo_t info{};
+  if (waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd_.get()), &info,
+             WEXITED | WNOHANG | WNOWAIT) != 0) {
+    return errno == ECHILD;
+  }
+  return info.si_pid != 0;
+}
+
 bool Child::signal_group(int sig) {
   if (exit_ || pid_ <= 1) return false;
   // The leader is unreaped, so its pid (and the group id equal to it) cannot be reused.
@@ -228,17 +239,45 @@ std::size_t reap_adopted_orphans(const std::vector<pid_t>& owned) {
   return n;
 }
 
+namespace {
+
+bool environ_has(pid_t pid, std::string_view entry) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string var;
+  while (std::getline(f, var, '\0')) {
+    if (var == entry) return true;
+  }
+  return false;
+}
+
+void kill_and_reap(pid_t p) {
+  // An adopted orphan is our direct child and unreaped, so its pid cannot be reused
+  // before the waitid below: signalling it (and its group, if it leads one) is safe.
+  if (getpgid(p) == p) send_signal_to_group(p, SIGKILL);
+  send_signal_to_process(p, SIGKILL);
+  siginfo_t info{};
+  waitid(P_PID, static_cast<id_t>(p), &info, WEXITED);
+}
+
+}  // namespace
+
+std::size_t kill_adopted_orphans_with_token(std::string_view token) {
+  std::string entry = std::string(kOwnerTokenVariable) + "=" + std::string(token);
+  std::size_t n = 0;
+  for (pid_t p : direct_children()) {
+    if (p <= 1 || p == getpid() || !environ_has(p, entry)) continue;
+    kill_and_reap(p);
+    ++n;
+  }
+  return n;
+}
+
 std::size_t kill_adopted_orphans(const std::vector<pid_t>& owned) {
   std::size_t n = 0;
   for (pid_t p : direct_children()) {
     if (std::find(owned.begin(), owned.end(), p) != owned.end()) continue;
-    // An adopted orphan is our direct child and unreaped, so its pid cannot be reused
-    // before the waitid below: signalling it (and its group, if it leads one) is safe.
     if (p <= 1 || p == getpid()) continue;
-    if (getpgid(p) == p) send_signal_to_group(p, SIGKILL);
-    send_signal_to_process(p, SIGKILL);
-    siginfo_t info{};
-    waitid(P_PID, static_cast<id_t>(p), &info, WEXITED);
+    kill_and_reap(p);
     ++n;
   }
   return n;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,8 @@ class Child {
 
   // Reaps the leader if it has exited (non-blocking). True once reaped.
   bool try_reap();
+  // Whether the leader has exited (reaped, or a zombie not yet reaped); never reaps.
+  bool has_exited() const;
   // Sends `sig` to the whole group, only while the leader is unreaped; after the reap,
   // to nobody (the group id may have been reused). Returns whether it was sent.
   bool signal_group(int sig);
@@ -106,6 +109,12 @@ bool become_subreaper();
 // Reaps and kills descendants that reparented to sluice (orphans of torn-down children),
 // except the listed live children sluice still owns. Returns how many were found.
 std::size_t kill_adopted_orphans(const std::vector<pid_t>& owned);
+// The variable every spawned child gets, holding its owner's token; descendants inherit it
+// unless they scrub their environment.
+inline constexpr std::string_view kOwnerTokenVariable = "SLUICE_OWNER";
+// Kills and reaps adopted orphans whose environment carries `token` (descendants of a
+// torn-down child that left its process group). Returns how many.
+std::size_t kill_adopted_orphans_with_token(std::string_view token);
 // Reaps adopted orphans that have exited (non-blocking), leaving owned children alone.
 std::size_t reap_adopted_orphans(const std::vector<pid_t>& owned);
 

@@ -244,8 +244,9 @@ TEST_F(GatewayStdio, ADownstreamThatDiesMidCallFailsThatCallAtOnce) {
   EXPECT_TRUE(is_error(r));
   EXPECT_NE(text_of(r).find("fx"), std::string::npos);
   auto health = sluice_->call_tool("gateway.health", "{}");
-  EXPECT_EQ(health.at("structuredContent").at("servers").at(0).at("status"), "failed");
-  // The next call starts it again.
+  auto status = health.at("structuredContent").at("servers").at(0).at("status");
+  EXPECT_TRUE(status == "failed" || status == "restarting") << status;
+  // It is restarted (the next call waits for that).
   auto echo = sluice_->call_tool("gateway.invoke",
                                  R"({"tool_id":"fx::echo","arguments":{"text":"back"}})");
   EXPECT_EQ(text_of(echo), "back");
