@@ -15,6 +15,9 @@ struct Limits {
   std::size_t max_schema_depth = 64;
   // One stderr line of a child; the rest of the line is dropped and marked "(truncated)".
   std::size_t max_stderr_line_bytes = 64u * 1024u;
+  // Child stderr lines logged per second and server (bursts up to twice that); the rest
+  // are counted as not logged.
+  std::size_t stderr_lines_per_second = 50;
   // Bytes queued for one outgoing stream before the peer is considered stuck.
   std::size_t max_write_queue_bytes = 64u * 1024u * 1024u;
   // Requests one session may have waiting for an answer.

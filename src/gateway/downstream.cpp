@@ -330,7 +330,27 @@ asio::awaitable<void> Downstream::drain_stderr(
     std::shared_ptr<asio::posix::stream_descriptor> err) {
   core::LineSplitter splitter(limits_.max_stderr_line_bytes, limits_.max_stderr_line_bytes);
   std::string name = config_.name;
-  auto log_line = [&name](const core::Line& line) {
+  // At most stderr_lines_per_second lines are logged (bursts up to twice that); the rest
+  // are counted and the count is logged when logging resumes, so a flood cannot turn into
+  // a flood of the log.
+  const double rate = static_cast<double>(limits_.stderr_lines_per_second);
+  double tokens = 2 * rate;
+  auto last = std::chrono::steady_clock::now();
+  std::uint64_t suppressed = 0;
+  auto log_line = [&](const core::Line& line) {
+    auto now = std::chrono::steady_clock::now();
+    tokens = std::min(2 * rate, tokens + rate * std::chrono::duration<double>(now - last).count());
+    last = now;
+    if (tokens < 1) {
+      ++suppressed;
+      return;
+    }
+    tokens -= 1;
+    if (suppressed > 0) {
+      core::log::warn("server {} stderr: {} lines not logged (over {} lines/s)", name,
+                      suppressed, limits_.stderr_lines_per_second);
+      suppressed = 0;
+    }
     core::log::info("server {} stderr: {}{}", name, line.text,
                     line.truncated ? " (truncated)" : "");
   };

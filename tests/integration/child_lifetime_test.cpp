@@ -12,6 +12,8 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 
 namespace sluice::test {
 namespace {
@@ -178,6 +180,59 @@ TEST(Signals, ASignalInheritedAsIgnoredStaysIgnored) {
   EXPECT_EQ(s.wait_exit(), 0);
 }
 
+std::uint64_t bytes_read(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (f >> key >> value) {
+    if (key == "rchar:") return value;
+  }
+  return 0;
+}
+
+std::uint64_t peak_rss_kib(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+TEST(StderrFlood, AGibibyteOfStderrKeepsMemoryBoundedAndOtherServersAnswering) {
+  TempDir dir;
+  std::string marker = new_marker();
+  auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"flood":)" +
+                                        fixture_entry(marker, {"--mode=flood-stderr"}) +
+                                        R"(,"fx":)" + fixture_entry(marker) +
+                                        R"(},"autoStart":["flood","fx"]})");
+  {
+    Sluice s({"serve", "--no-discover", "--config", cfg.string()}, dir.path(), dir.path());
+    s.initialize();
+    constexpr std::uint64_t kGiB = 1ull << 30;
+    std::uint64_t calls = 0;
+    auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (bytes_read(s.pid()) < kGiB && std::chrono::steady_clock::now() < deadline) {
+      auto r = s.call_tool("gateway.invoke",
+                           R"({"tool_id":"fx::echo","arguments":{"text":"still here"}})");
+      ASSERT_EQ(text_of(r), "still here");
+      ++calls;
+    }
+    EXPECT_GE(bytes_read(s.pid()), kGiB) << "the flood did not reach 1 GiB within the guard";
+    EXPECT_GT(calls, 0u);
+    std::uint64_t peak = peak_rss_kib(s.pid());
+    EXPECT_LT(peak, 64u * 1024u) << "peak RSS " << peak << " KiB";
+    RecordProperty("peak_rss_kib", std::to_string(peak));
+    RecordProperty("calls_during_flood", std::to_string(calls));
+    std::printf("stderr flood: %llu bytes read, peak RSS %llu KiB, %llu calls answered\n",
+                static_cast<unsigned long long>(bytes_read(s.pid())),
+                static_cast<unsigned long long>(peak), static_cast<unsigned long long>(calls));
+    s.close_stdin();
+    EXPECT_EQ(s.wait_exit(), 0);
+  }
+  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+}
+
 // The hostile table (GATEWAY-INVARIANTS P6): every owner of a child x every behaviour.
 enum class Owner { auto_start_then_eof, connect_then_sigterm, connect_then_sigint,
                    connect_then_sighup, failed_handshake };
@@ -186,6 +241,10 @@ struct Row {
   Owner owner;
   const char* behaviour;
 };
+
+void PrintTo(const Row& row, std::ostream* os) {
+  *os << "owner " << static_cast<int>(row.owner) << ", " << row.behaviour;
+}
 
 class HostileTable : public ::testing::TestWithParam<Row> {};
 
