@@ -133,7 +133,7 @@ core::Result<std::unique_ptr<Child>> Child::spawn(const SpawnSpec& spec) {
   int pfd = pidfd_open(pid, 0);
   if (pfd < 0) {
     // Without a pidfd we cannot own it safely: kill the new group at once and reap.
-    ::kill(-pid, SIGKILL);
+    send_signal_to_group(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
     return core::make_error(std::string("cannot open a pidfd: ") + std::strerror(errno));
