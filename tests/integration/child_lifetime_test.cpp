@@ -221,7 +221,13 @@ TEST(StderrFlood, AGibibyteOfStderrKeepsMemoryBoundedAndOtherServersAnswering) {
     EXPECT_GE(bytes_read(s.pid()), kGiB) << "the flood did not reach 1 GiB within the guard";
     EXPECT_GT(calls, 0u);
     std::uint64_t peak = peak_rss_kib(s.pid());
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan's shadow memory and quarantine dominate RSS there; the bound is asserted by the
+    // normal build, where sluice's own memory is what is measured.
+    (void)peak;
+#else
     EXPECT_LT(peak, 64u * 1024u) << "peak RSS " << peak << " KiB";
+#endif
     RecordProperty("peak_rss_kib", std::to_string(peak));
     RecordProperty("calls_during_flood", std::to_string(calls));
     std::printf("stderr flood: %llu bytes read, peak RSS %llu KiB, %llu calls answered\n",
@@ -235,7 +241,7 @@ TEST(StderrFlood, AGibibyteOfStderrKeepsMemoryBoundedAndOtherServersAnswering) {
 
 // The hostile table (GATEWAY-INVARIANTS P6): every owner of a child x every behaviour.
 enum class Owner { auto_start_then_eof, connect_then_sigterm, connect_then_sigint,
-                   connect_then_sighup, failed_handshake };
+                   connect_then_sighup, failed_handshake, one_shot_call };
 
 struct Row {
   Owner owner;
@@ -258,6 +264,15 @@ TEST_P(HostileTable, NoProcessFdOrThreadOutlivesTheTeardown) {
   std::string auto_start = row.owner == Owner::auto_start_then_eof ? R"(,"autoStart":["fx"])" : "";
   auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"fx":)" + fixture_entry(marker, args) + "}" +
                                         auto_start + "}");
+  if (row.owner == Owner::one_shot_call) {
+    // `sluice call`: the whole gateway is the owner; its exit is the teardown.
+    auto r = run_sluice({"call", "fx::echo", "--args", R"({"text":"x"})", "--no-discover",
+                         "--config", cfg.string(), "--initialize-timeout-ms", "1000"},
+                        dir.path(), dir.path());
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code;
+    EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+    return;
+  }
   Sluice s({"serve", "--no-discover", "--config", cfg.string(), "--initialize-timeout-ms",
             "1000", "--log-level", "warn"},
            dir.path(), dir.path());
@@ -281,6 +296,7 @@ TEST_P(HostileTable, NoProcessFdOrThreadOutlivesTheTeardown) {
     EXPECT_EQ(s.wait_exit(), 0);
     return;
   }
+  auto t0 = std::chrono::steady_clock::now();
   switch (row.owner) {
     case Owner::auto_start_then_eof: s.close_stdin(); break;
     case Owner::connect_then_sigterm: s.signal(SIGTERM); break;
@@ -288,6 +304,11 @@ TEST_P(HostileTable, NoProcessFdOrThreadOutlivesTheTeardown) {
     default: s.signal(SIGHUP); break;
   }
   EXPECT_EQ(s.wait_exit(), 0);
+  auto teardown_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - t0);
+  RecordProperty("teardown_ms", std::to_string(teardown_ms.count()));
+  std::printf("teardown %s: %lld ms\n", row.behaviour,
+              static_cast<long long>(teardown_ms.count()));
   EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
 }
 
@@ -295,7 +316,7 @@ std::vector<Row> all_rows() {
   std::vector<Row> rows;
   for (Owner o : {Owner::auto_start_then_eof, Owner::connect_then_sigterm,
                   Owner::connect_then_sigint, Owner::connect_then_sighup,
-                  Owner::failed_handshake}) {
+                  Owner::failed_handshake, Owner::one_shot_call}) {
     for (const char* b : {"grandchild-holds-pipes", "exit-at-once", "flood-stdout",
                           "flood-stderr", "grandchild-setsid", "ignore-sigterm",
                           "never-initialize", "garbage"}) {
@@ -307,7 +328,7 @@ std::vector<Row> all_rows() {
 
 std::string row_name(const ::testing::TestParamInfo<Row>& info) {
   static const char* owners[] = {"AutoStartThenEof", "ConnectThenSigterm", "ConnectThenSigint",
-                                 "ConnectThenSighup", "FailedHandshake"};
+                                 "ConnectThenSighup", "FailedHandshake", "OneShotCall"};
   std::string b;
   bool upper = true;
   for (const char* c = info.param.behaviour; *c; ++c) {

@@ -284,6 +284,20 @@ TEST_F(GatewayStdio, ProgressNotificationsReachTheClientWithItsOwnToken) {
   EXPECT_EQ(progress[2].at("params").at("message"), "step 3");
 }
 
+TEST_F(GatewayStdio, AnOversizedDownstreamAnswerFailsOnlyItsCall) {
+  start_fixture({}, "", {"--max-message-bytes", "65536"});
+  auto big = sluice_->call_tool("gateway.invoke",
+                                R"({"tool_id":"fx::large","arguments":{"bytes":200000}})");
+  EXPECT_TRUE(is_error(big));
+  EXPECT_NE(text_of(big).find("too large"), std::string::npos) << text_of(big);
+  auto small = sluice_->call_tool("gateway.invoke",
+                                  R"({"tool_id":"fx::large","arguments":{"bytes":1000}})");
+  EXPECT_FALSE(is_error(small));
+  EXPECT_EQ(text_of(small).size(), 1000u);
+  EXPECT_EQ(sluice_->call_tool("gateway.health", "{}").at("structuredContent").at("servers")
+                .at(0).at("status"), "online");
+}
+
 TEST_F(GatewayStdio, AutoStartServersComeOnlineWithoutACall) {
   start_fixture({}, R"(,"autoStart":["fx"])");
   std::string status;
