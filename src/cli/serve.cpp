@@ -121,7 +121,7 @@ int serve_stdio(const CommonOptions& options) {
   auto stop = [&](std::string_view why) {
     if (stopping) return;
     stopping = true;
-    core::log::info("shutting down: {}", why);
+    core::log::info("shutting down (restart path gw_shutdown): {}", why);
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {

@@ -2,6 +2,7 @@
 
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/restart_paths.hpp"
 #include "mcp/protocol.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -69,6 +70,17 @@ const ToolEntry* Downstream::find_tool(std::string_view name) const {
     if (t.name == name) return &t;
   }
   return nullptr;
+}
+
+// Logs that a named restart path (GATEWAY-INVARIANTS §4, core/restart_paths) was taken.
+static void note_restart_path(std::string_view server, std::string_view id) {
+  auto path = core::find_restart_path(id);
+  if (!path) {
+    core::log::error("server {}: {}", server, path.error().message);
+    return;
+  }
+  core::log::info("server {}: restart path {} ({})", server, (*path)->id,
+                  core::to_string((*path)->restart_class));
 }
 
 std::string Downstream::spawn_token() const {
@@ -394,6 +406,7 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
       // ds_external_kill: something else killed it. Not restarted behind the operator's back.
       external_signal_ = sig;
       held_ = true;
+      note_restart_path(config_.name, "ds_external_kill");
       fail(fmt::format("killed by signal {}, which sluice did not send; not restarted "
                        "automatically: start it again with gateway.connect_server",
                        sig));
@@ -409,6 +422,7 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
 asio::awaitable<void> Downstream::restart_with_backoff() {
   // ds_auto_restart_after_exit: exponential backoff up to a cap, then failed and held.
   restart_done_ = std::make_unique<core::Event>(io_);
+  note_restart_path(config_.name, "ds_auto_restart_after_exit");
   std::string why = last_error_;
   while (!shutting_down_) {
     if (consecutive_failures_ >= limits_.max_auto_restarts) {
