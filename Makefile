@@ -4,7 +4,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-test build demo test test-release test-asan build-asan bench format lint clean
+.PHONY: all deps deps-test configure build demo test test-release test-asan build-asan bench format lint clean
 
 all: build
 
@@ -14,11 +14,15 @@ deps:
 deps-test:
 	@bash scripts/bootstrap.sh --with-node
 
-build: deps
+configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# Only the binary: a newcomer's first run should not wait for the test suite to compile.
+demo: configure
+	cmake --build $(BUILD) --target sluice -j$(JOBS)
 	$(BUILD)/src/sluice demo
 
 # Every test, in the normal build and under ASan+UBSan.
