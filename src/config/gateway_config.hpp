@@ -7,6 +7,8 @@
 // display-safe (escaped for a terminal) and value-free: it names files, JSON paths, server
 // names and variable names, never a value read from a file or the environment.
 // docs/configuration.md describes the format and the rules.
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -50,10 +52,31 @@ struct RemoteServer {
 // approval of that file before they run (DESIGN.md, "Untrusted config does not run").
 enum class Origin { project, user, explicit_file };
 
+// Admission settings of one server (the optional "sluice" object of its entry).
+struct ServerPolicy {
+  std::optional<std::size_t> budget;  // default budget of each of its tools
+  std::vector<std::pair<std::string, std::size_t>> tool_budgets;  // per tool name
+};
+
+// Gateway-wide settings (the optional top-level "sluice" object). Each key takes the value
+// of the first file that sets it, in discovery order.
+struct GatewayPolicy {
+  std::size_t read_budget = 8;       // tools annotated readOnlyHint: true
+  std::size_t mutating_budget = 4;   // every other tool
+  std::size_t client_cap = 16;       // calls in flight per client session
+  std::size_t queue_size = 64;       // waiting calls per budget
+  std::chrono::milliseconds queue_timeout{30000};
+  std::chrono::milliseconds abandon_bound{120000};
+  std::chrono::milliseconds drain_bound{10000};
+  bool forbid_force = false;
+  bool fail_closed_when_stale = false;
+};
+
 struct ServerConfig {
   std::string name;  // valid per is_valid_server_name() (mcp_json.hpp)
   std::variant<StdioServer, RemoteServer> transport;
   std::string source_file;  // absolute path of the file that defined it
+  ServerPolicy policy;
   Origin origin = Origin::explicit_file;
   // Variables referenced without a default that were unset, or whose value cannot be used
   // where it is referenced (a control character in a header); each was substituted with
@@ -77,6 +100,8 @@ struct GatewayConfig {
   std::optional<std::filesystem::path> project_dir;
   // Display-safe, value-free, one line each, in the order found.
   std::vector<std::string> warnings;
+  // From the top-level "sluice" objects; defaults where no file sets a key.
+  GatewayPolicy policy;
 };
 
 }  // namespace sluice::config
