@@ -125,7 +125,10 @@ int serve_stdio(const CommonOptions& options) {
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
-          session->on_closed();  // in-flight calls are cancelled (forwarded downstream)
+          // C7: in-flight calls are cancelled (the cancel forwarded downstream); abandoned
+          // work may finish within the drain bound; then every child is torn down (P4).
+          session->on_closed();
+          co_await gw.drain(gw.policy().drain_bound);
           co_await gw.shutdown();
           process::kill_adopted_orphans({});
           boost::system::error_code ec;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -63,7 +64,40 @@ void add_unique(std::vector<std::string>& names, const std::string& name) {
   if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
 }
 
-void merge(GatewayConfig& out, ConfigFile&& file) {
+template <typename T>
+void first_wins(std::optional<T>& merged, const std::optional<T>& later) {
+  if (!merged) merged = later;
+}
+
+// Fills each key `merged` does not set yet from `later` (a file later in discovery order).
+void merge_policy(FilePolicy& merged, const FilePolicy& later) {
+  first_wins(merged.read_budget, later.read_budget);
+  first_wins(merged.mutating_budget, later.mutating_budget);
+  first_wins(merged.client_cap, later.client_cap);
+  first_wins(merged.queue_size, later.queue_size);
+  first_wins(merged.queue_timeout, later.queue_timeout);
+  first_wins(merged.abandon_bound, later.abandon_bound);
+  first_wins(merged.drain_bound, later.drain_bound);
+  first_wins(merged.forbid_force, later.forbid_force);
+  first_wins(merged.fail_closed_when_stale, later.fail_closed_when_stale);
+}
+
+// The merged settings, with GatewayPolicy's defaults for the keys no file set.
+GatewayPolicy resolve_policy(const FilePolicy& merged) {
+  GatewayPolicy out;
+  out.read_budget = merged.read_budget.value_or(out.read_budget);
+  out.mutating_budget = merged.mutating_budget.value_or(out.mutating_budget);
+  out.client_cap = merged.client_cap.value_or(out.client_cap);
+  out.queue_size = merged.queue_size.value_or(out.queue_size);
+  out.queue_timeout = merged.queue_timeout.value_or(out.queue_timeout);
+  out.abandon_bound = merged.abandon_bound.value_or(out.abandon_bound);
+  out.drain_bound = merged.drain_bound.value_or(out.drain_bound);
+  out.forbid_force = merged.forbid_force.value_or(out.forbid_force);
+  out.fail_closed_when_stale = merged.fail_closed_when_stale.value_or(out.fail_closed_when_stale);
+  return out;
+}
+
+void merge(GatewayConfig& out, FilePolicy& policy, ConfigFile&& file) {
   for (ServerConfig& server : file.servers) {
     auto same = [&](const ServerConfig& s) { return s.name == server.name; };
     if (std::any_of(out.servers.begin(), out.servers.end(), same)) continue;
@@ -71,6 +105,7 @@ void merge(GatewayConfig& out, ConfigFile&& file) {
     out.servers.push_back(std::move(server));
   }
   for (const std::string& name : file.auto_start) add_unique(out.auto_start, name);
+  merge_policy(policy, file.policy);
 }
 
 }  // namespace
@@ -122,6 +157,7 @@ GatewayConfig discover(const DiscoveryOptions& options) {
   }
 
   std::vector<fs::path> seen;
+  FilePolicy policy;
   for (const Candidate& candidate : candidates) {
     std::error_code ec;
     fs::file_status status = fs::status(candidate.path, ec);
@@ -145,8 +181,9 @@ GatewayConfig discover(const DiscoveryOptions& options) {
                                          file.error().message));
       continue;
     }
-    merge(out, std::move(*file));
+    merge(out, policy, std::move(*file));
   }
+  out.policy = resolve_policy(policy);
   return out;
 }
 

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -28,6 +30,18 @@ constexpr std::string_view kNameRule =
     "a server name is 1 to 64 of A-Z a-z 0-9 _ . -, starts with a letter or digit, and has no "
     "\"__\" and no trailing \"_\"";
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+
+// The inclusive range of an integer setting of the "sluice" objects.
+struct Range {
+  std::uint64_t min;
+  std::uint64_t max;
+};
+constexpr Range kBudgetRange{1, 1024};
+constexpr Range kClientCapRange{1, 4096};
+constexpr Range kQueueSizeRange{0, 100000};
+constexpr Range kQueueTimeoutMsRange{0, 3600000};
+constexpr Range kAbandonMsRange{1000, 86400000};
+constexpr Range kDrainMsRange{0, 600000};
 
 // Where a problem is: the JSON path and, inside mcpServers, the entry's 1-based position
 // (the entry's name is a value of the file, so the path says `entry` instead).
@@ -115,6 +129,78 @@ core::Result<std::string_view> read_text(const bj::value& v, const Where& at, co
   return text;
 }
 
+// An integer within `range`. A number with a fraction or an exponent (4.0, 1e3) is not an
+// integer.
+core::Result<std::uint64_t> read_integer(const bj::value& v, const Where& at, Range range) {
+  std::uint64_t n = 0;
+  bool negative = false;
+  if (const std::int64_t* i = v.if_int64()) {
+    negative = *i < 0;
+    if (!negative) n = static_cast<std::uint64_t>(*i);
+  } else if (const std::uint64_t* u = v.if_uint64()) {
+    n = *u;
+  } else {
+    return wrong_type(at, "an integer", v);
+  }
+  if (negative || n < range.min) {
+    return problem(at, fmt::format("must be at least {} ({})", range.min, core::describe_value(v)));
+  }
+  if (n > range.max) {
+    return problem(at, fmt::format("must be at most {} ({})", range.max, core::describe_value(v)));
+  }
+  return n;
+}
+
+// Reads the optional settings of one "sluice" object, in the order asked; after the first
+// problem it reads nothing more and error() holds that problem.
+class SettingsReader {
+ public:
+  SettingsReader(const bj::object& settings, Where at) : settings_(settings), at_(std::move(at)) {}
+
+  void count(std::string_view key, Range range, std::optional<std::size_t>& out) {
+    if (std::optional<std::uint64_t> n = integer(key, range)) out = static_cast<std::size_t>(*n);
+  }
+
+  void millis(std::string_view key, Range range, std::optional<std::chrono::milliseconds>& out) {
+    if (std::optional<std::uint64_t> n = integer(key, range)) {
+      out = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(*n));
+    }
+  }
+
+  void flag(std::string_view key, std::optional<bool>& out) {
+    const bj::value* v = find(key);
+    if (v == nullptr) return;
+    if (const bool* b = v->if_bool()) {
+      out = *b;
+    } else {
+      error_ = wrong_type(at_.key(key), "a boolean", *v);
+    }
+  }
+
+  const std::optional<core::Error>& error() const { return error_; }
+
+ private:
+  const bj::value* find(std::string_view key) const {
+    if (error_) return nullptr;
+    return settings_.if_contains(bj::string_view(key.data(), key.size()));
+  }
+
+  std::optional<std::uint64_t> integer(std::string_view key, Range range) {
+    const bj::value* v = find(key);
+    if (v == nullptr) return std::nullopt;
+    core::Result<std::uint64_t> n = read_integer(*v, at_.key(key), range);
+    if (!n) {
+      error_ = n.error();
+      return std::nullopt;
+    }
+    return *n;
+  }
+
+  const bj::object& settings_;
+  Where at_;
+  std::optional<core::Error> error_;
+};
+
 // Expands `${VAR}` references for one server and remembers which variables were missing.
 class Expander {
  public:
@@ -181,6 +267,11 @@ class FileParser {
       if (!names) return names.error();
       out.auto_start = std::move(*names);
     }
+    if (const bj::value* settings = obj->if_contains("sluice")) {
+      core::Result<FilePolicy> policy = parse_gateway_policy(*settings);
+      if (!policy) return policy.error();
+      out.policy = *policy;
+    }
     return out;
   }
 
@@ -202,6 +293,51 @@ class FileParser {
       if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
     }
     return names;
+  }
+
+  // The top-level "sluice" object: gateway-wide admission settings, each optional.
+  static core::Result<FilePolicy> parse_gateway_policy(const bj::value& v) {
+    Where at{"$.sluice"};
+    const bj::object* settings = v.if_object();
+    if (settings == nullptr) return wrong_type(at, "an object", v);
+    FilePolicy out;
+    SettingsReader reader(*settings, at);
+    reader.count("readBudget", kBudgetRange, out.read_budget);
+    reader.count("mutatingBudget", kBudgetRange, out.mutating_budget);
+    reader.count("clientCap", kClientCapRange, out.client_cap);
+    reader.count("queueSize", kQueueSizeRange, out.queue_size);
+    reader.millis("queueTimeoutMs", kQueueTimeoutMsRange, out.queue_timeout);
+    reader.millis("abandonMs", kAbandonMsRange, out.abandon_bound);
+    reader.millis("drainMs", kDrainMsRange, out.drain_bound);
+    reader.flag("forbidForce", out.forbid_force);
+    reader.flag("failClosedWhenStale", out.fail_closed_when_stale);
+    if (reader.error()) return *reader.error();
+    return out;
+  }
+
+  // The "sluice" object of one server entry: its default budget and per-tool budgets. Tool
+  // names are the downstream's, not fixed keys of the format, so paths say `entry`.
+  static core::Result<ServerPolicy> parse_server_policy(const bj::value& v, const Where& at) {
+    const bj::object* settings = v.if_object();
+    if (settings == nullptr) return wrong_type(at, "an object", v);
+    ServerPolicy out;
+    if (const bj::value* budget = settings->if_contains("budget")) {
+      core::Result<std::uint64_t> n = read_integer(*budget, at.key("budget"), kBudgetRange);
+      if (!n) return n.error();
+      out.budget = static_cast<std::size_t>(*n);
+    }
+    if (const bj::value* tools = settings->if_contains("tools")) {
+      Where where = at.key("tools");
+      const bj::object* budgets = tools->if_object();
+      if (budgets == nullptr) return wrong_type(where, "an object of integers", *tools);
+      for (const auto& kv : *budgets) {
+        core::Result<std::uint64_t> n = read_integer(kv.value(), where.key("entry"), kBudgetRange);
+        if (!n) return n.error();
+        out.tool_budgets.emplace_back(std::string(kv.key().data(), kv.key().size()),
+                                      static_cast<std::size_t>(*n));
+      }
+    }
+    return out;
   }
 
   core::Result<ServerConfig> parse_server(std::string_view name, const bj::value& v,
@@ -240,6 +376,11 @@ class FileParser {
       core::Result<RemoteServer> remote = parse_remote(*entry, std::move(type), at, expander);
       if (!remote) return remote.error();
       server.transport = std::move(*remote);
+    }
+    if (const bj::value* settings = entry->if_contains("sluice")) {
+      core::Result<ServerPolicy> policy = parse_server_policy(*settings, at.key("sluice"));
+      if (!policy) return policy.error();
+      server.policy = std::move(*policy);
     }
     expander.finish(server, display_file_);
     return server;

@@ -5,8 +5,9 @@
 // one value-free problem: the JSON path (fixed keys of the format by name, any other key as
 // `entry`), the kind of problem and the type of the offending value, never the value or an
 // unknown key. A file is rejected for invalid JSON (syntax, duplicate key, nesting deeper
-// than 64), a wrong type anywhere in the format, an invalid server name, a bad header or
-// variable name, or a control character where none may appear. Unknown keys are ignored.
+// than 64), a wrong type anywhere in the format, an integer outside its range (the "sluice"
+// admission settings), an invalid server name, a bad header or variable name, or a control
+// character where none may appear. Unknown keys are ignored.
 // Interpolation problems (an unset variable) never reject a file: they become
 // ServerConfig::missing_variables and ServerConfig::warnings. A leading UTF-8 byte order mark
 // is skipped.
@@ -14,8 +15,10 @@
 #include "config/gateway_config.hpp"
 #include "core/error.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,10 +28,30 @@ namespace sluice::config {
 // Config files larger than this are rejected unread.
 inline constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
 
-// The servers and auto-start names of one accepted file.
+// The keys of the top-level "sluice" object that one file sets; nullopt where the file does
+// not set the key. discover() merges these across files (the first file that sets a key
+// wins) and fills the rest from GatewayPolicy's defaults. Ranges, enforced by the parser:
+// budgets 1..1024, client_cap 1..4096, queue_size 0..100000, queue_timeout 0..3600000 ms,
+// abandon_bound 1000..86400000 ms, drain_bound 0..600000 ms.
+struct FilePolicy {
+  std::optional<std::size_t> read_budget;                  // "readBudget"
+  std::optional<std::size_t> mutating_budget;              // "mutatingBudget"
+  std::optional<std::size_t> client_cap;                   // "clientCap"
+  std::optional<std::size_t> queue_size;                   // "queueSize"
+  std::optional<std::chrono::milliseconds> queue_timeout;  // "queueTimeoutMs"
+  std::optional<std::chrono::milliseconds> abandon_bound;  // "abandonMs"
+  std::optional<std::chrono::milliseconds> drain_bound;    // "drainMs"
+  std::optional<bool> forbid_force;                        // "forbidForce"
+  std::optional<bool> fail_closed_when_stale;              // "failClosedWhenStale"
+};
+
+// The servers, auto-start names and gateway settings of one accepted file. Each server's
+// own "sluice" object (its budget and tool budgets, each 1..1024, tools in file order) is in
+// ServerConfig::policy.
 struct ConfigFile {
   std::vector<ServerConfig> servers;    // in file order
   std::vector<std::string> auto_start;  // in file order, unique
+  FilePolicy policy;                    // from the top-level "sluice" object
 };
 
 // Parses `text` as the content of `file`, which must be absolute: relative `command` paths

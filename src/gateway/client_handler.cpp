@@ -57,6 +57,21 @@ constexpr MetaTool kMetaTools[] = {
      "The gateway's version and uptime, and one row per configured server: status, tool "
      "count, protocol version and last error.",
      R"({"type":"object","properties":{},"additionalProperties":false})", true},
+    {"gateway.list_pending", "Pending calls",
+     "Every call admitted and not yet ended: request_id (server::n), tool_id, state "
+     "(queued, running, abandoned), age and the requesting client. Abandoned calls were given "
+     "up by their caller and keep their slot until the server answers or exits.",
+     R"({"type":"object","properties":{"server":{"type":"string","minLength":1,)"
+     R"("maxLength":128}},"additionalProperties":false})",
+     true},
+    {"gateway.cancel", "Cancel a call",
+     "Cancel one pending call by request_id (see gateway.list_pending). The server is told to "
+     "cancel it; its slot is kept until the server answers. A running call within its "
+     "timeout is only cancelled with force: true.",
+     R"({"type":"object","properties":{"request_id":{"type":"string","minLength":1,)"
+     R"("maxLength":256},"force":{"type":"boolean","default":false}},)"
+     R"("required":["request_id"],"additionalProperties":false})",
+     false},
     {"gateway.connect_server", "Connect a server",
      "Start a configured server that is not running yet and list its tools, so that "
      "gateway.catalog_search finds them.",
@@ -103,7 +118,9 @@ int meta_tool_index(std::string_view name) {
 class Gateway::ClientHandler : public mcp::Handler {
  public:
   ClientHandler(Gateway& gateway, std::weak_ptr<mcp::Session> session)
-      : gateway_(gateway), session_(std::move(session)) {}
+      : gateway_(gateway),
+        session_(std::move(session)),
+        client_budget_(gateway.io(), gateway.policy().client_cap, gateway.policy().queue_size) {}
 
   asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
     const auto& m = request.message();
@@ -180,6 +197,14 @@ class Gateway::ClientHandler : public mcp::Handler {
       request.respond_result(result);
     } else if (tool == "gateway.health") {
       request.respond_result(structured_result(gateway_.health()));
+    } else if (tool == "gateway.list_pending") {
+      std::optional<std::string_view> server;
+      if (const auto* v = obj.if_contains("server")) server = v->get_string();
+      request.respond_result(gateway_.list_pending(server));
+    } else if (tool == "gateway.cancel") {
+      bool force = false;
+      if (const auto* f = obj.if_contains("force"); f && f->is_bool()) force = f->get_bool();
+      request.respond_result(gateway_.cancel_call(obj.at("request_id").get_string(), force));
     } else if (tool == "gateway.connect_server") {
       std::string server(obj.at("server_name").get_string());
       std::string result = co_await gateway_.connect_server(server);
@@ -205,12 +230,13 @@ class Gateway::ClientHandler : public mcp::Handler {
       if (auto token = cj::member_span(*meta, "progressToken")) progress_token = cj::trim(*token);
     }
     auto outcome = co_await gateway_.invoke(tool_id, arguments, timeout, &request.cancel_signal(),
-                                            progress_token, session_);
+                                            progress_token, session_, &client_budget_, "stdio");
     if (outcome.answered) request.respond_result(outcome.result_json);
   }
 
   Gateway& gateway_;
   std::weak_ptr<mcp::Session> session_;
+  Budget client_budget_;  // A1: the per-client-session cap
 };
 
 std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::Session> client) {

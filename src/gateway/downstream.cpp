@@ -51,8 +51,13 @@ class Downstream::PeerHandler : public mcp::Handler {
 };
 
 Downstream::Downstream(asio::io_context& io, config::ServerConfig config,
-                       const core::Limits& limits, DownstreamEvents events)
-    : io_(io), config_(std::move(config)), limits_(limits), events_(std::move(events)) {
+                       const core::Limits& limits, const config::GatewayPolicy& policy,
+                       DownstreamEvents events)
+    : io_(io),
+      config_(std::move(config)),
+      limits_(limits),
+      policy_(policy),
+      events_(std::move(events)) {
   if (std::holds_alternative<config::RemoteServer>(config_.transport)) {
     status_ = Status::unsupported_transport;
     last_error_ = "remote transports are not supported yet";
@@ -302,7 +307,8 @@ asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
                                                   std::string_view arguments_json,
                                                   std::chrono::milliseconds timeout,
                                                   mcp::CancelSignal* cancel,
-                                                  std::string_view progress_token) {
+                                                  std::string_view progress_token,
+                                                  const mcp::CallTracking* tracking) {
   if (!session_ || status_ != Status::online) co_return mcp::Reply{mcp::Reply::Status::closed, {}};
   std::string params;
   params.reserve(64 + tool.size() + arguments_json.size());
@@ -317,7 +323,29 @@ asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
   }
   params += '}';
   auto session = session_;  // keeps the session alive across a teardown
-  co_return co_await session->request("tools/call", std::move(params), timeout, cancel);
+  co_return co_await session->request("tools/call", std::move(params), timeout, cancel, nullptr,
+                                      tracking);
+}
+
+ToolAdmission& Downstream::admission(const ToolEntry& tool) {
+  auto it = admissions_.find(tool.name);
+  if (it != admissions_.end()) return *it->second;
+  // A1: tool override, then the server's default, then the class default.
+  std::size_t budget = tool.read_only ? policy_.read_budget : policy_.mutating_budget;
+  if (config_.policy.budget) budget = *config_.policy.budget;
+  for (const auto& [name, value] : config_.policy.tool_budgets) {
+    if (name == tool.name) budget = value;
+  }
+  auto admission = std::make_unique<ToolAdmission>(io_, budget, policy_.queue_size);
+  ToolAdmission& ref = *admission;
+  admissions_.emplace(tool.name, std::move(admission));
+  return ref;
+}
+
+std::uint64_t Downstream::work_in_flight() const {
+  std::uint64_t n = 0;
+  for (const auto& [name, a] : admissions_) n += a->counters.in_flight;
+  return n;
 }
 
 void Downstream::on_notification(const rpc::Message& message) {

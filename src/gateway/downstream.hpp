@@ -12,6 +12,7 @@
 #include "core/event.hpp"
 #include "core/limits.hpp"
 #include "core/schema.hpp"
+#include "gateway/pending.hpp"
 #include "mcp/session.hpp"
 #include "process/child.hpp"
 #include "transport/fd_stream.hpp"
@@ -23,6 +24,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,7 +57,7 @@ struct DownstreamEvents {
 class Downstream {
  public:
   Downstream(asio::io_context& io, config::ServerConfig config, const core::Limits& limits,
-             DownstreamEvents events);
+             const config::GatewayPolicy& policy, DownstreamEvents events);
   ~Downstream();
   Downstream(const Downstream&) = delete;
   Downstream& operator=(const Downstream&) = delete;
@@ -86,7 +88,17 @@ class Downstream {
   asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
                                         mcp::CancelSignal* cancel,
-                                        std::string_view progress_token);
+                                        std::string_view progress_token,
+                                        const mcp::CallTracking* tracking = nullptr);
+
+  // The admission of one tool (created at first use with its resolved budget).
+  ToolAdmission& admission(const ToolEntry& tool);
+  // Every tool's admission so far, by tool name.
+  const std::map<std::string, std::unique_ptr<ToolAdmission>>& admissions() const {
+    return admissions_;
+  }
+  // Calls admitted here and not yet ended (abandoned ones included).
+  std::uint64_t work_in_flight() const;
 
   // Orderly teardown (P4): close stdin, grace, SIGTERM group, grace, SIGKILL group, reap,
   // close every pipe. Status becomes `offline`.
@@ -114,7 +126,9 @@ class Downstream {
   asio::io_context& io_;
   config::ServerConfig config_;
   const core::Limits& limits_;
+  const config::GatewayPolicy& policy_;
   DownstreamEvents events_;
+  std::map<std::string, std::unique_ptr<ToolAdmission>> admissions_;
 
   Status status_ = Status::lazy;
   std::string last_error_;

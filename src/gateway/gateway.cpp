@@ -54,7 +54,8 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
     events.tools_changed = [this] { rebuild_catalog(); };
     events.progress = [this](std::string_view params) { relay_progress(params); };
     downstreams_.push_back(
-        std::make_unique<Downstream>(io_, server, options_.limits, std::move(events)));
+        std::make_unique<Downstream>(io_, server, options_.limits, config_->policy,
+                                     std::move(events)));
   }
 }
 
@@ -255,63 +256,6 @@ asio::awaitable<std::string> Gateway::connect_server(std::string_view server) {
                                           to_string(d->status()), d->last_error()));
 }
 
-asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
-                                               std::string_view arguments_json,
-                                               std::chrono::milliseconds timeout,
-                                               mcp::CancelSignal* cancel,
-                                               std::string_view client_progress_token,
-                                               std::weak_ptr<mcp::Session> client) {
-  auto refuse = [](std::string text) { return InvokeOutcome{true, error_result(text), true}; };
-  ResolvedTool resolved = co_await resolve_tool(tool_id, true);
-  if (!resolved.server) co_return refuse(resolved.refusal);
-  Downstream* d = resolved.server;
-  const ToolEntry* tool = resolved.tool;
-  std::string tool_label = d->name() + "::" + tool->name;
-  if (tool->validator) {
-    auto args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,
-                                 cj::ParseLimits{options_.limits.max_json_depth});
-    if (!args) co_return refuse("arguments are not valid JSON: " + args.error().message);
-    auto problems = tool->validator->validate(*args);
-    if (!problems.empty()) {
-      std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);
-      for (const auto& p : problems) text += "\n" + core::schema::format(p);
-      core::log::info("refused a call to {}: {} schema problem(s)", tool_label, problems.size());
-      co_return refuse(text);
-    }
-  }
-  std::string token;
-  std::uint64_t route = 0;
-  if (!client_progress_token.empty()) {
-    route = next_progress_token_++;
-    token = std::to_string(route);
-    progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token)};
-  }
-  std::string tool_name_copy = tool->name;  // the tool list may be replaced while we wait
-  auto reply = co_await d->call_tool(tool_name_copy, arguments_json, timeout, cancel, token);
-  if (route) progress_routes_.erase(route);
-  switch (reply.status) {
-    case mcp::Reply::Status::result:
-      co_return InvokeOutcome{true, std::string(reply.message->result()), false};
-    case mcp::Reply::Status::error: {
-      std::string message;
-      auto m = cj::member_span(reply.message->error(), "message");
-      bj::error_code ec;
-      bj::value mv = m ? bj::parse(*m, ec) : bj::value();
-      if (!ec && mv.is_string()) message = safe_peer_message(mv.get_string());
-      co_return refuse(fmt::format("{} answered with an error{}{}", tool_label,
-                                   message.empty() ? "" : ": ", message));
-    }
-    case mcp::Reply::Status::timeout:
-      co_return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
-    case mcp::Reply::Status::cancelled:
-      co_return InvokeOutcome{false, {}, true};
-    case mcp::Reply::Status::closed:
-      co_return refuse(fmt::format("server {} closed the connection during the call of {}",
-                                   d->name(), tool_label));
-  }
-  co_return refuse("internal error");
-}
-
 void Gateway::relay_progress(std::string_view params) {
   auto token = cj::member_span(params, "progressToken");
   if (!token) return;
@@ -349,6 +293,45 @@ bj::object Gateway::health() const {
         d->protocol_version().empty() ? bj::value(nullptr) : bj::value(d->protocol_version());
     row["last_error"] = d->last_error().empty() ? bj::value(nullptr) : bj::value(d->last_error());
     row["source"] = d->config().source_file;
+    // Admission (GATEWAY-INVARIANTS §2-§3): per tool, and summed for the server.
+    OutcomeCounters total;
+    std::size_t permits_held = 0, queued = 0;
+    bj::array tools;
+    for (const auto& [name, a] : d->admissions()) {
+      bj::object t;
+      t["tool"] = name;
+      t["budget"] = a->budget.capacity();
+      t["permits_held"] = a->budget.held();
+      t["queued"] = a->budget.queued();
+      a->counters.add_to(t);
+      tools.push_back(std::move(t));
+      permits_held += a->budget.held();
+      queued += a->budget.queued();
+      const auto& c = a->counters;
+      total.completed += c.completed;
+      total.errored += c.errored;
+      total.transport_lost += c.transport_lost;
+      total.expired += c.expired;
+      total.cancelled_while_queued += c.cancelled_while_queued;
+      total.rejected_overflow += c.rejected_overflow;
+      total.rejected_queue_timeout += c.rejected_queue_timeout;
+      total.expired_holding_permit += c.expired_holding_permit;
+      total.in_flight += c.in_flight;
+      total.abandoned_in_flight += c.abandoned_in_flight;
+    }
+    row["permits_held"] = permits_held;
+    row["queued"] = queued;
+    total.add_to(row);
+    std::int64_t oldest = -1;
+    for (const auto& c : pending_) {
+      if (c.server != d->name() || c.state != PendingCall::State::abandoned) continue;
+      oldest = std::max<std::int64_t>(
+          oldest, std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - c.abandoned_at)
+                      .count());
+    }
+    row["oldest_abandoned_ms"] = oldest < 0 ? bj::value(nullptr) : bj::value(oldest);
+    row["tools"] = std::move(tools);
     row["generation"] = d->generation();
     if (d->pid() > 0) row["pid"] = d->pid();
     row["restarts"] = d->restarts();

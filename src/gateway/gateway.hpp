@@ -10,7 +10,10 @@
 #include "config/gateway_config.hpp"
 #include "core/limits.hpp"
 #include "gateway/catalog_index.hpp"
+#include "core/event.hpp"
+#include "gateway/admission.hpp"
 #include "gateway/downstream.hpp"
+#include "gateway/pending.hpp"
 #include "mcp/session.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -18,7 +21,9 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <list>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,16 +59,29 @@ class Gateway {
   std::unique_ptr<mcp::Handler> make_client_handler(std::shared_ptr<mcp::Session> client);
 
   // gateway.invoke without a client (the `sluice call` command and the handler).
+  // Admission (the tool's budget, then `client_budget` when given), then the call; the
+  // permits belong to the downstream request (GATEWAY-INVARIANTS §2-§3).
   asio::awaitable<InvokeOutcome> invoke(std::string_view tool_id, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
                                         mcp::CancelSignal* cancel,
                                         std::string_view client_progress_token,
-                                        std::weak_ptr<mcp::Session> client);
+                                        std::weak_ptr<mcp::Session> client,
+                                        Budget* client_budget = nullptr,
+                                        std::string client_label = "cli");
+
+  // gateway.list_pending and gateway.cancel bodies (CallToolResult texts).
+  std::string list_pending(std::optional<std::string_view> server) const;
+  std::string cancel_call(std::string_view request_id, bool force);
+  // Calls admitted and not ended, across every server.
+  std::size_t pending_work() const { return pending_.size(); }
+  // C7: waits until no admitted call is left, or `bound` passes.
+  asio::awaitable<void> drain(std::chrono::milliseconds bound);
 
   boost::json::object health() const;
   const std::vector<std::unique_ptr<Downstream>>& downstreams() const { return downstreams_; }
   Downstream* find(std::string_view server);
   const core::Limits& limits() const { return options_.limits; }
+  const config::GatewayPolicy& policy() const { return config_->policy; }
   const GatewayOptions& options() const { return options_; }
   asio::io_context& io() { return io_; }
   std::vector<pid_t> child_pids() const;
@@ -99,6 +117,11 @@ class Gateway {
   CatalogIndex catalog_;
   std::vector<std::pair<std::size_t, std::size_t>> catalog_docs_;  // doc -> (server, tool)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;
+  std::list<PendingCall> pending_;
+  std::uint64_t next_request_ = 1;
+  std::unique_ptr<core::Event> idle_;  // set when pending_ becomes empty during a drain
+  struct CallTask;
+  asio::awaitable<void> run_call(std::shared_ptr<CallTask> task);
   std::uint64_t next_progress_token_ = 1;
   std::chrono::steady_clock::time_point started_at_;
 };

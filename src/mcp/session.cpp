@@ -236,9 +236,17 @@ asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {
   finish_incoming(request->message());
 }
 
+void Session::send_cancelled(const std::string& id_text, Reply::Status why) {
+  std::string params = R"({"requestId":)" + id_text + R"(,"reason":)" +
+                       cj::quote(why == Reply::Status::timeout ? "timed out"
+                                                               : "cancelled by the client") +
+                       "}";
+  notify("notifications/cancelled", params);
+}
+
 asio::awaitable<Reply> Session::request(std::string method, std::string params_json,
                                         std::chrono::milliseconds timeout, CancelSignal* cancel,
-                                        std::uint64_t* id_out) {
+                                        std::uint64_t* id_out, const CallTracking* tracking) {
   auto self = shared_from_this();
   if (closed_ || !outbox_) co_return Reply{Reply::Status::closed, std::nullopt};
   if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled, std::nullopt};
@@ -258,29 +266,57 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   std::uint64_t registration = 0;
   if (cancel) {
     registration = cancel->on_cancel([&call] {
-      call.status = Reply::Status::cancelled;
+      call.cancel_requested = true;
       call.timer.cancel();
     });
   }
-  boost::system::error_code ec;
-  co_await call.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  // initialize is never cancelled: a timeout just ends it.
+  const bool may_cancel = method != "initialize";
+  enum class Phase { waiting, abandoned, expired } phase = Phase::waiting;
+  Reply reply;
+  auto deadline = call.timer.expiry();
+  for (;;) {
+    boost::system::error_code ec;
+    co_await call.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (call.settled()) break;
+    const bool deadline_passed = !ec;
+    if (phase == Phase::waiting) {
+      if (!deadline_passed && !call.cancel_requested) {
+        call.timer.expires_at(deadline);
+        continue;
+      }
+      Reply::Status why = deadline_passed ? Reply::Status::timeout : Reply::Status::cancelled;
+      if (why == Reply::Status::timeout) ++counters_.timeouts;
+      if (may_cancel) send_cancelled(id_text, why);
+      if (!tracking) {
+        call.status = why;
+        break;
+      }
+      phase = Phase::abandoned;
+      reply.abandoned = true;
+      if (tracking->on_abandoned) tracking->on_abandoned(why);
+      call.timer.expires_after(tracking->abandon_bound);
+      deadline = call.timer.expiry();
+      continue;
+    }
+    if (phase == Phase::abandoned && deadline_passed) {
+      phase = Phase::expired;
+      reply.expired = true;
+      if (tracking->on_expired) tracking->on_expired();
+      if (!tracking->hold_after_expiry) {
+        call.status = Reply::Status::expired;
+        break;
+      }
+    }
+    // Abandoned or expired: only the answer or the close ends the wait now.
+    if (phase == Phase::expired) deadline = asio::steady_timer::time_point::max();
+    call.timer.expires_at(deadline);
+  }
   pending_.erase(id);
   if (cancel) cancel->remove(registration);
-
-  Reply reply;
   reply.status = call.status;
   if (call.status == Reply::Status::result || call.status == Reply::Status::error) {
     reply.message = std::move(call.reply);
-  } else if (call.status == Reply::Status::cancelled || call.status == Reply::Status::timeout) {
-    if (call.status == Reply::Status::timeout) ++counters_.timeouts;
-    if (method != "initialize") {
-      std::string params = R"({"requestId":)" + id_text + R"(,"reason":)" +
-                           cj::quote(call.status == Reply::Status::timeout
-                                         ? "timed out"
-                                         : "cancelled by the client") +
-                           "}";
-      notify("notifications/cancelled", params);
-    }
   }
   co_return reply;
 }

@@ -55,10 +55,24 @@ class CancelSignal {
 };
 
 struct Reply {
-  enum class Status { result, error, timeout, cancelled, closed };
+  enum class Status { result, error, timeout, cancelled, closed, expired };
   Status status = Status::closed;
   std::optional<rpc::Message> message;  // set for result and error
+  bool abandoned = false;  // the caller gave up (cancel or timeout) before the end
+  bool expired = false;    // the abandon bound passed before the end
   bool ok() const { return status == Status::result; }
+};
+
+// How a request whose caller gives up is followed to its end (GATEWAY-INVARIANTS §3): at
+// the cancel or the timeout, notifications/cancelled goes to the peer with our id and the
+// request becomes abandoned, but it keeps waiting for the answer, a close, or the abandon
+// bound. With hold_after_expiry (stdio), passing the bound is only recorded and the wait
+// goes on until the answer or the close; without it the request ends as `expired`.
+struct CallTracking {
+  std::chrono::milliseconds abandon_bound{120000};
+  bool hold_after_expiry = true;
+  std::function<void(Reply::Status why)> on_abandoned;  // once: cancelled or timeout
+  std::function<void()> on_expired;                     // once
 };
 
 class Session;
@@ -118,7 +132,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // `id_out`, when given, receives the id this request was sent with.
   asio::awaitable<Reply> request(std::string method, std::string params_json,
                                  std::chrono::milliseconds timeout,
-                                 CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr);
+                                 CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
+                                 const CallTracking* tracking = nullptr);
   void notify(std::string_view method, std::string_view params_json);
 
   // Used by IncomingRequest.
@@ -146,8 +161,14 @@ class Session : public std::enable_shared_from_this<Session> {
     explicit PendingCall(asio::io_context& io) : timer(io) {}
     asio::steady_timer timer;
     std::optional<rpc::Message> reply;
-    Reply::Status status = Reply::Status::timeout;
+    Reply::Status status = Reply::Status::timeout;  // result, error or closed once settled
+    bool cancel_requested = false;
+    bool settled() const {
+      return status == Reply::Status::result || status == Reply::Status::error ||
+             status == Reply::Status::closed;
+    }
   };
+  void send_cancelled(const std::string& id_text, Reply::Status why);
 
   asio::awaitable<void> serve(std::shared_ptr<IncomingRequest> request);
   void handle_response(rpc::Message message);

@@ -88,6 +88,11 @@ void StdioServer::set_protocol_versions(std::vector<std::string> versions) {
   versions_ = std::move(versions);
 }
 
+void StdioServer::on_notification(
+    std::function<void(std::string_view, std::string_view)> hook) {
+  notification_hook_ = std::move(hook);
+}
+
 void StdioServer::on_initialize_answered(std::function<void()> hook) {
   initialize_hook_ = std::move(hook);
 }
@@ -140,7 +145,12 @@ void StdioServer::handle_line(std::string_view line) {
   const rpc::Message& message = std::get<rpc::Message>(parsed);
   // Notifications (initialized, cancelled, ...) need nothing from a blocking server, and it
   // sends no requests, so responses have nothing to match.
-  if (!message.is_request()) return;
+  if (!message.is_request()) {
+    if (message.is_notification() && notification_hook_) {
+      notification_hook_(message.method(), message.params());
+    }
+    return;
+  }
 
   const bool was_initialized = initialized_;
   std::string reply = answer(message.method(), message.params_value(limits), message.id());

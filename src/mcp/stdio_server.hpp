@@ -64,6 +64,8 @@ class StdioServer {
   void set_protocol_versions(std::vector<std::string> versions);
   // Called on the run() thread right after the first initialize answer has been written.
   void on_initialize_answered(std::function<void()> hook);
+  // Called on the run() thread for every notification received (method, raw params text).
+  void on_notification(std::function<void(std::string_view, std::string_view)> hook);
 
   // Serves until end of input. Returns 0 at EOF, 1 when reading or writing failed.
   int run(int in_fd = 0, int out_fd = 1);
@@ -84,6 +86,7 @@ class StdioServer {
 
  private:
   std::string current_progress_token_;
+  std::function<void(std::string_view, std::string_view)> notification_hook_;
   struct Tool {
     std::string descriptor_json;  // the entry of tools/list
     std::function<ToolCallResult(const boost::json::object&)> handler;

@@ -39,11 +39,13 @@ const SENTINEL = `SENTINEL_${RUN_ID}`;
 const SENTINEL_NUMBER = 900_000_000 + Math.floor(Math.random() * 99_999_999); // 9 digits
 
 const META_TOOLS = [
+  'gateway.cancel',
   'gateway.catalog_search',
   'gateway.connect_server',
   'gateway.describe',
   'gateway.health',
   'gateway.invoke',
+  'gateway.list_pending',
 ];
 
 /** Rejects with a labelled error if `promise` does not settle within `ms`. */
@@ -194,7 +196,7 @@ describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 1
     if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 
-  it('1. lists exactly the five gateway.* meta-tools', { timeout: STEP_TIMEOUT_MS }, async () => {
+  it('1. lists exactly the gateway.* meta-tools', { timeout: STEP_TIMEOUT_MS }, async () => {
     const { tools } = await client.listTools({}, { timeout: REQUEST_TIMEOUT_MS });
     assert.deepEqual(tools.map((t) => t.name).sort(), META_TOOLS);
     for (const tool of tools) {

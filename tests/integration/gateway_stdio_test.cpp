@@ -71,6 +71,7 @@ TEST_F(GatewayStdio, ListsOnlyTheMetaToolsAndNegotiatesTheClientsVersion) {
   for (const auto& t : tools) names.emplace_back(t.at("name").as_string());
   EXPECT_EQ(names, (std::vector<std::string>{"gateway.catalog_search", "gateway.describe",
                                              "gateway.invoke", "gateway.health",
+                                             "gateway.list_pending", "gateway.cancel",
                                              "gateway.connect_server"}));
 }
 
