@@ -72,6 +72,27 @@ constexpr MetaTool kMetaTools[] = {
      R"("maxLength":256},"force":{"type":"boolean","default":false}},)"
      R"("required":["request_id"],"additionalProperties":false})",
      false},
+    {"gateway.restart_server", "Restart a server",
+     "Stop a server (orderly: stdin closed, then SIGTERM, then SIGKILL to its group) and start "
+     "it again. Refused while it has calls pending unless force: true (which cancels them), "
+     "and force is refused when the operator forbids it.",
+     R"({"type":"object","properties":{"server_name":{"type":"string","minLength":1,)"
+     R"("maxLength":128},"force":{"type":"boolean","default":false}},)"
+     R"("required":["server_name"],"additionalProperties":false})",
+     false},
+    {"gateway.disconnect_server", "Disconnect a server",
+     "Stop a server for this gateway run (the configuration is not changed); it stays offline "
+     "until gateway.connect_server. Refused while it has calls pending unless force: true.",
+     R"({"type":"object","properties":{"server_name":{"type":"string","minLength":1,)"
+     R"("maxLength":128},"force":{"type":"boolean","default":false}},)"
+     R"("required":["server_name"],"additionalProperties":false})",
+     false},
+    {"gateway.refresh", "Refresh tool lists",
+     "List the tools of every running server again. Refused while any call is pending unless "
+     "force: true (which cancels them).",
+     R"({"type":"object","properties":{"force":{"type":"boolean","default":false},)"
+     R"("reason":{"type":"string","maxLength":500}},"additionalProperties":false})",
+     false},
     {"gateway.connect_server", "Connect a server",
      "Start a configured server that is not running yet and list its tools, so that "
      "gateway.catalog_search finds them.",
@@ -189,6 +210,14 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     const bj::object& obj = args->get_object();
     std::string_view tool = kMetaTools[index].name;
+    if (!kMetaTools[index].read_only) {
+      if (std::string why = gateway_.stale_refusal(); !why.empty()) {
+        request.respond_result(error_result(why));
+        co_return;
+      }
+    }
+    bool force = false;
+    if (const auto* f = obj.if_contains("force"); f && f->is_bool()) force = f->get_bool();
     if (tool == "gateway.catalog_search") {
       request.respond_result(gateway_.catalog_search(obj));
     } else if (tool == "gateway.describe") {
@@ -202,9 +231,15 @@ class Gateway::ClientHandler : public mcp::Handler {
       if (const auto* v = obj.if_contains("server")) server = v->get_string();
       request.respond_result(gateway_.list_pending(server));
     } else if (tool == "gateway.cancel") {
-      bool force = false;
-      if (const auto* f = obj.if_contains("force"); f && f->is_bool()) force = f->get_bool();
       request.respond_result(gateway_.cancel_call(obj.at("request_id").get_string(), force));
+    } else if (tool == "gateway.restart_server" || tool == "gateway.disconnect_server") {
+      std::string server(obj.at("server_name").get_string());
+      std::string result =
+          co_await gateway_.restart_server(server, force, tool == "gateway.restart_server");
+      request.respond_result(result);
+    } else if (tool == "gateway.refresh") {
+      std::string result = co_await gateway_.refresh(force);
+      request.respond_result(result);
     } else if (tool == "gateway.connect_server") {
       std::string server(obj.at("server_name").get_string());
       std::string result = co_await gateway_.connect_server(server);

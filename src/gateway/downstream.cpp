@@ -34,6 +34,16 @@ std::string_view to_string(Status s) {
   return "unknown";
 }
 
+namespace {
+
+std::optional<std::pair<struct stat, std::string>> stat_path(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::make_pair(st, path);
+}
+
+}  // namespace
+
 // Requests and notifications the downstream sends to sluice.
 class Downstream::PeerHandler : public mcp::Handler {
  public:
@@ -161,6 +171,22 @@ asio::awaitable<bool> Downstream::start() {
   }
   child_ = std::move(*child);
   core::log::info("server {}: started (pid {})", config_.name, child_->pid());
+  spawned_executable_.reset();
+  {
+    // The binary the kernel actually ran (ds_stale_code compares against it later).
+    char exe[4096];
+    std::string link = "/proc/" + std::to_string(child_->pid()) + "/exe";
+    ssize_t n = ::readlink(link.c_str(), exe, sizeof exe - 1);
+    if (n > 0) {
+      std::string path(exe, static_cast<std::size_t>(n));
+      if (auto st = stat_path(path)) {
+        spawned_executable_ = FileIdentity{
+            path, st->first.st_dev, st->first.st_ino,
+            static_cast<std::int64_t>(st->first.st_mtim.tv_sec) * 1000000000 +
+                st->first.st_mtim.tv_nsec};
+      }
+    }
+  }
 
   exited_ = std::make_unique<core::Event>(io_);
   pidfd_watch_ = std::make_shared<asio::posix::stream_descriptor>(io_, ::dup(child_->pidfd()));
@@ -423,6 +449,9 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
   // Its in-flight calls end at once (teardown closes the session), then the rest of its
   // group is killed and it is reaped.
   fail(std::move(reason));
+  // A closed stdout is often seen a moment before the exit itself: wait for it briefly, so
+  // that how it ended (a foreign kill or not) is read before sluice signals anything.
+  if (exited_ && !exited_->is_set()) co_await exited_->wait_for(std::chrono::milliseconds(200));
   co_await teardown(false);
   handling_end_ = false;
   if (shutting_down_) co_return;
@@ -436,8 +465,9 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
       held_ = true;
       note_restart_path(config_.name, "ds_external_kill");
       fail(fmt::format("killed by signal {}, which sluice did not send; not restarted "
-                       "automatically: start it again with gateway.connect_server",
+                       "automatically: start it again with gateway.restart_server",
                        sig));
+      if (events_.lifecycle) events_.lifecycle("external_kill", "held", generation_);
       co_return;
     }
   }
@@ -451,12 +481,13 @@ asio::awaitable<void> Downstream::restart_with_backoff() {
   // ds_auto_restart_after_exit: exponential backoff up to a cap, then failed and held.
   restart_done_ = std::make_unique<core::Event>(io_);
   note_restart_path(config_.name, "ds_auto_restart_after_exit");
+  if (events_.lifecycle) events_.lifecycle("crash", "restarting", generation_);
   std::string why = last_error_;
-  while (!shutting_down_) {
+  while (!shutting_down_ && !held_) {
     if (consecutive_failures_ >= limits_.max_auto_restarts) {
       held_ = true;
       fail(fmt::format("{}; restarted {} times in a row without staying up, so it is not "
-                       "restarted again: start it with gateway.connect_server",
+                       "restarted again: start it with gateway.restart_server",
                        why, consecutive_failures_));
       break;
     }
@@ -465,10 +496,13 @@ asio::awaitable<void> Downstream::restart_with_backoff() {
     backoff_timer_ = std::make_unique<asio::steady_timer>(io_, backoff_delay());
     boost::system::error_code ec;
     co_await backoff_timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (shutting_down_) break;
+    if (shutting_down_ || held_) break;
     ++restarts_;
     core::log::info("server {}: restarting (attempt {})", config_.name, consecutive_failures_);
-    if (co_await start()) break;
+    if (co_await start()) {
+      if (events_.lifecycle) events_.lifecycle("auto_restart", "ok", generation_);
+      break;
+    }
     why = last_error_;
   }
   restart_done_->set();
@@ -518,6 +552,34 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
   pidfd_watch_.reset();
   tearing_down_ = false;
   teardown_done_->set();
+}
+
+asio::awaitable<void> Downstream::stop(std::string reason) {
+  held_ = true;  // also ends a restart loop waiting out its backoff
+  if (backoff_timer_) backoff_timer_->cancel();
+  if (restart_done_ && !restart_done_->is_set()) co_await restart_done_->wait();
+  if (status_ == Status::starting && started_) co_await started_->wait();
+  if (tearing_down_) co_await teardown_done_->wait();
+  if (child_) co_await teardown(true);
+  if (status_ != Status::unsupported_transport) status_ = Status::offline;
+  last_error_ = std::move(reason);
+}
+
+asio::awaitable<bool> Downstream::relist() {
+  if (status_ != Status::online || !session_) co_return false;
+  bool ok = co_await list_tools();
+  if (ok && events_.tools_changed) events_.tools_changed();
+  co_return ok;
+}
+
+bool Downstream::executable_changed() const {
+  if (!spawned_executable_ || !child_) return false;
+  auto now = stat_path(spawned_executable_->path);
+  if (!now) return true;  // removed or renamed away
+  const struct stat& st = now->first;
+  FileIdentity id{spawned_executable_->path, st.st_dev, st.st_ino,
+                  static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+  return !(id == *spawned_executable_);
 }
 
 asio::awaitable<void> Downstream::shutdown() {

@@ -23,6 +23,8 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <sys/stat.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,6 +54,9 @@ struct DownstreamEvents {
   std::function<void()> tools_changed;
   // A notifications/progress from the downstream (params text as sent).
   std::function<void(std::string_view params)> progress;
+  // A lifecycle event for the audit: kind (crash, external_kill, auto_restart), outcome.
+  std::function<void(std::string_view kind, std::string_view outcome, std::uint64_t generation)>
+      lifecycle;
 };
 
 class Downstream {
@@ -103,6 +108,13 @@ class Downstream {
   // Orderly teardown (P4): close stdin, grace, SIGTERM group, grace, SIGKILL group, reap,
   // close every pipe. Status becomes `offline`.
   asio::awaitable<void> shutdown();
+  // An operator's stop (disconnect_server, the first half of restart_server): the same
+  // teardown, then `offline` and held until an explicit start. Config is not touched.
+  asio::awaitable<void> stop(std::string reason);
+  // ds_refresh: lists the tools again when online; false when it could not.
+  asio::awaitable<bool> relist();
+  // ds_stale_code: the executable changed on disk since this generation was spawned.
+  bool executable_changed() const;
 
   pid_t pid() const { return child_ ? child_->pid() : -1; }
 
@@ -160,6 +172,14 @@ class Downstream {
   std::chrono::steady_clock::time_point retry_not_before_{};
   std::unique_ptr<asio::steady_timer> backoff_timer_;
   std::unique_ptr<core::Event> restart_done_;
+  struct FileIdentity {
+    std::string path;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::int64_t mtime_ns = 0;
+    bool operator==(const FileIdentity&) const = default;
+  };
+  std::optional<FileIdentity> spawned_executable_;
 };
 
 }  // namespace sluice::gateway

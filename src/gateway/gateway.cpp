@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -49,10 +51,21 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
       config_(std::move(config)),
       options_(std::move(options)),
       started_at_(std::chrono::steady_clock::now()) {
+  // gw_binary_stale compares the file at this path with what it was at start.
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    self_exe_.assign(exe, static_cast<std::size_t>(n));
+    self_stat_ok_ = ::stat(self_exe_.c_str(), &self_stat_) == 0;
+  }
   for (const auto& server : config_->servers) {
     DownstreamEvents events;
     events.tools_changed = [this] { rebuild_catalog(); };
     events.progress = [this](std::string_view params) { relay_progress(params); };
+    events.lifecycle = [this, name = server.name](std::string_view kind, std::string_view outcome,
+                                                  std::uint64_t generation) {
+      audit_.record({std::string(kind), "sluice", name, "", std::string(outcome), -1, generation});
+    };
     downstreams_.push_back(
         std::make_unique<Downstream>(io_, server, options_.limits, config_->policy,
                                      std::move(events)));
@@ -336,9 +349,17 @@ bj::object Gateway::health() const {
     if (d->pid() > 0) row["pid"] = d->pid();
     row["restarts"] = d->restarts();
     if (d->held()) row["held"] = true;
+    std::string next_step =
+        "gateway.restart_server {\"server_name\":\"" + d->name() + "\"}";
     if (d->external_signal() != 0) {
       row["external_signal"] = d->external_signal();
-      row["next_step"] = "gateway.connect_server {\"server_name\":\"" + d->name() + "\"}";
+      row["restart_required"] = bj::object{
+          {"reason", "ds_external_kill: killed by a signal sluice did not send"},
+          {"next_step", next_step}};
+    } else if (d->executable_changed()) {
+      row["restart_required"] = bj::object{
+          {"reason", "ds_stale_code: its executable changed on disk since it was started"},
+          {"next_step", next_step}};
     }
     servers.push_back(std::move(row));
   }
@@ -349,9 +370,19 @@ bj::object Gateway::health() const {
   gw["uptime_ms"] = uptime.count();
   gw["expose"] = "meta";
   gw["tools_indexed"] = catalog_.size();
+  gw["pending_calls"] = pending_.size();
+  if (binary_stale()) {
+    gw["restart_required"] = bj::object{
+        {"reason", "gw_binary_stale: sluice's executable was replaced on disk since it started"},
+        {"next_step", "restart sluice from your MCP client (reconnect the server) to run the "
+                      "new binary; sluice never restarts itself"},
+        {"fail_closed", config_->policy.fail_closed_when_stale}};
+  }
   bj::object out;
   out["gateway"] = std::move(gw);
   out["servers"] = std::move(servers);
+  out["audit"] = audit_.to_json(50);
+  out["audit_dropped"] = audit_.dropped();
   return out;
 }
 

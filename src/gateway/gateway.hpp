@@ -12,6 +12,7 @@
 #include "gateway/catalog_index.hpp"
 #include "core/event.hpp"
 #include "gateway/admission.hpp"
+#include "gateway/audit.hpp"
 #include "gateway/downstream.hpp"
 #include "gateway/pending.hpp"
 #include "mcp/session.hpp"
@@ -21,7 +22,10 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <sys/stat.h>
+
 #include <list>
+#include <set>
 #include <map>
 #include <optional>
 #include <memory>
@@ -77,6 +81,18 @@ class Gateway {
   // C7: waits until no admitted call is left, or `bound` passes.
   asio::awaitable<void> drain(std::chrono::milliseconds bound);
 
+  // Governed restarts (GATEWAY-INVARIANTS §4 ds_restart_explicit, ds_refresh): refused while
+  // the server (refresh: any server) has work pending unless `force`, and `force` refused
+  // when the operator forbids it; single-flight per server. CallToolResult texts.
+  asio::awaitable<std::string> restart_server(std::string_view server, bool force,
+                                              bool restart);
+  asio::awaitable<std::string> refresh(bool force);
+  // gw_binary_stale: sluice's own executable was replaced on disk since it started.
+  bool binary_stale() const;
+  // With failClosedWhenStale and a stale binary: why mutating meta-tools refuse, else empty.
+  std::string stale_refusal() const;
+  AuditRing& audit() { return audit_; }
+
   boost::json::object health() const;
   const std::vector<std::unique_ptr<Downstream>>& downstreams() const { return downstreams_; }
   Downstream* find(std::string_view server);
@@ -118,6 +134,13 @@ class Gateway {
   std::vector<std::pair<std::size_t, std::size_t>> catalog_docs_;  // doc -> (server, tool)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;
   std::list<PendingCall> pending_;
+  AuditRing audit_{256};
+  std::set<std::string> operations_;  // servers with a restart/disconnect under way
+  std::string self_exe_;
+  struct stat self_stat_ {};
+  bool self_stat_ok_ = false;
+  // Cancels every pending call of `server` (all servers when empty); returns how many.
+  std::size_t cancel_pending(std::string_view server);
   std::uint64_t next_request_ = 1;
   std::unique_ptr<core::Event> idle_;  // set when pending_ becomes empty during a drain
   struct CallTask;

@@ -20,6 +20,10 @@ namespace cj = core::json;
 
 namespace {
 
+constexpr const char* kCancelledByOperator =
+    " was cancelled by an operator (gateway.cancel, or a forced restart_server, "
+    "disconnect_server or refresh)";
+
 std::int64_t age_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                since)
@@ -101,6 +105,11 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
       continue;
     }
     task->permit.release();
+    audit_.record({"refusal", record->client, d->name(), tool->name,
+                   outcome == Budget::Outcome::cancelled  ? "cancelled_while_queued"
+                   : outcome == Budget::Outcome::overflow ? "rejected_overflow"
+                                                          : "rejected_queue_timeout",
+                   -1, d->generation()});
     bool by_operator = record->cancelled_by_operator;
     pending_.erase(record);
     unregister();
@@ -108,7 +117,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
     switch (outcome) {
       case Budget::Outcome::cancelled:
         ++admission.counters.cancelled_while_queued;
-        if (by_operator) co_return refuse(tool_label + " was cancelled by gateway.cancel");
+        if (by_operator) co_return refuse(tool_label + kCancelledByOperator);
         co_return InvokeOutcome{false, {}, true};
       case Budget::Outcome::overflow:
         ++admission.counters.rejected_overflow;
@@ -150,7 +159,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
     if (task->abandoned_because == mcp::Reply::Status::timeout) {
       co_return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
     }
-    if (task->operator_cancel) co_return refuse(tool_label + " was cancelled by gateway.cancel");
+    if (task->operator_cancel) co_return refuse(tool_label + kCancelledByOperator);
     co_return InvokeOutcome{false, {}, true};
   }
   const mcp::Reply& reply = task->reply;
@@ -218,6 +227,17 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
                     task->reply.status == mcp::Reply::Status::result ? "answered, dropped"
                                                                       : "not answered");
   }
+  const char* outcome = expired ? "expired"
+                        : task->reply.status == mcp::Reply::Status::result ? "completed"
+                        : task->reply.status == mcp::Reply::Status::error  ? "errored"
+                        : task->reply.status == mcp::Reply::Status::expired ? "expired"
+                                                                           : "transport_lost";
+  audit_.record({task->reply.abandoned ? "abandoned_call" : "call", record.client,
+                 record.server, task->tool_name, outcome,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - record.started_at)
+                     .count(),
+                 task->server->generation()});
   if (admission.counters.in_flight > 0) --admission.counters.in_flight;
   task->permit.release();
   pending_.erase(task->record);
@@ -263,6 +283,7 @@ std::string Gateway::cancel_call(std::string_view request_id, bool force) {
     }
     c.cancelled_by_operator = true;
     std::string id = c.request_id;
+    audit_.record({"cancel", "operator", c.server, c.tool_id, "cancelled", -1, 0});
     c.work_cancel.cancel();  // may end the call (and erase `c`) synchronously when queued
     return structured_result(bj::object{{"request_id", id}, {"cancelled", true}});
   }

@@ -43,9 +43,12 @@ const META_TOOLS = [
   'gateway.catalog_search',
   'gateway.connect_server',
   'gateway.describe',
+  'gateway.disconnect_server',
   'gateway.health',
   'gateway.invoke',
   'gateway.list_pending',
+  'gateway.refresh',
+  'gateway.restart_server',
 ];
 
 /** Rejects with a labelled error if `promise` does not settle within `ms`. */

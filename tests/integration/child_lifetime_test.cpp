@@ -124,7 +124,7 @@ TEST_F(Restarts, AServerThatKeepsExitingIsLeftFailedAfterTheCap) {
   auto refused = sluice_->call_tool("gateway.invoke",
                                     R"({"tool_id":"fx::echo","arguments":{"text":"x"}})");
   EXPECT_TRUE(is_error(refused));
-  EXPECT_NE(text_of(refused).find("gateway.connect_server"), std::string::npos);
+  EXPECT_NE(text_of(refused).find("gateway.restart_server"), std::string::npos);
   auto c = sluice_->call_tool("gateway.connect_server", R"({"server_name":"fx"})");
   EXPECT_FALSE(is_error(c)) << text_of(c);
 }

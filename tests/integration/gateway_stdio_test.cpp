@@ -72,6 +72,8 @@ TEST_F(GatewayStdio, ListsOnlyTheMetaToolsAndNegotiatesTheClientsVersion) {
   EXPECT_EQ(names, (std::vector<std::string>{"gateway.catalog_search", "gateway.describe",
                                              "gateway.invoke", "gateway.health",
                                              "gateway.list_pending", "gateway.cancel",
+                                             "gateway.restart_server",
+                                             "gateway.disconnect_server", "gateway.refresh",
                                              "gateway.connect_server"}));
 }
 

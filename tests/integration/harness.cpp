@@ -90,7 +90,7 @@ std::string fixture_entry(const std::string& marker, const std::vector<std::stri
 }
 
 Sluice::Sluice(const std::vector<std::string>& args, const std::filesystem::path& home,
-               const std::filesystem::path& cwd) {
+               const std::filesystem::path& cwd, const std::string& binary) {
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) {
     throw std::runtime_error("pipe failed");
@@ -101,7 +101,7 @@ Sluice::Sluice(const std::vector<std::string>& args, const std::filesystem::path
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  std::vector<std::string> argv_s{SLUICE_BINARY};
+  std::vector<std::string> argv_s{binary};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());
@@ -114,7 +114,7 @@ Sluice::Sluice(const std::vector<std::string>& args, const std::filesystem::path
   std::vector<char*> envp;
   for (auto& s : env_s) envp.push_back(s.data());
   envp.push_back(nullptr);
-  if (posix_spawn(&pid_, SLUICE_BINARY, &fa, nullptr, argv.data(), envp.data()) != 0) {
+  if (posix_spawn(&pid_, binary.c_str(), &fa, nullptr, argv.data(), envp.data()) != 0) {
     throw std::runtime_error("spawn failed");
   }
   posix_spawn_file_actions_destroy(&fa);

@@ -46,7 +46,7 @@ class Sluice {
  public:
   // Starts `sluice <args...>` with HOME set to `home` and cwd `cwd`.
   Sluice(const std::vector<std::string>& args, const std::filesystem::path& home,
-         const std::filesystem::path& cwd);
+         const std::filesystem::path& cwd, const std::string& binary = SLUICE_BINARY);
   ~Sluice();
 
   void send(const std::string& line);
