@@ -39,6 +39,7 @@ struct Gateway::CallTask {
   Downstream* server = nullptr;
   ToolAdmission* admission = nullptr;
   std::list<PendingCall>::iterator record;
+  bool record_live = false;  // the record is still in pending_
   Permit permit;
   std::string tool_name;
   std::string arguments;
@@ -86,13 +87,20 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   record->tool_id = tool_label;
   record->client = std::move(client_label);
   record->timeout = timeout;
-  // The caller's cancel and gateway.cancel both cancel the work.
+  auto task = std::make_shared<CallTask>(io_);
+  task->record = record;
+  task->record_live = true;
+  // The caller's cancel and gateway.cancel both cancel the work. The record can end (and
+  // be erased) before this coroutine resumes to unregister, so the relay checks it lives.
   std::uint64_t relay = 0;
-  if (cancel) relay = cancel->on_cancel([&w = record->work_cancel] { w.cancel(); });
+  if (cancel) {
+    relay = cancel->on_cancel([weak = std::weak_ptr<CallTask>(task)] {
+      if (auto t = weak.lock(); t && t->record_live) t->record->work_cancel.cancel();
+    });
+  }
   auto unregister = [&] {
     if (cancel) cancel->remove(relay);
   };
-  auto task = std::make_shared<CallTask>(io_);
   struct Stage {
     Budget* budget;
     const char* name;
@@ -111,6 +119,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
                                                           : "rejected_queue_timeout",
                    -1, d->generation()});
     bool by_operator = record->cancelled_by_operator;
+    task->record_live = false;
     pending_.erase(record);
     unregister();
     if (pending_.empty() && idle_) idle_->set();
@@ -139,7 +148,6 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   ++admission.counters.in_flight;
   task->server = d;
   task->admission = &admission;
-  task->record = record;
   task->tool_name = tool->name;
   task->arguments = std::string(arguments_json);
   task->timeout = timeout;
@@ -240,6 +248,7 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
                  task->server->generation()});
   if (admission.counters.in_flight > 0) --admission.counters.in_flight;
   task->permit.release();
+  task->record_live = false;
   pending_.erase(task->record);
   if (pending_.empty() && idle_) idle_->set();
   task->ended = !task->reply.abandoned;
