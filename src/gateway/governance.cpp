@@ -65,7 +65,9 @@ asio::awaitable<std::string> Gateway::restart_server(std::string_view server, bo
   if (restart) ok = co_await d->ensure_started(true);
   operations_.erase(name);
   audit_.record({restart ? "restart" : "disconnect", "operator", name, "",
-                 ok ? "ok" : "failed", -1, d->generation()});
+                 fmt::format("{}: generation {} to {}", ok ? "ok" : "failed", old_generation,
+                             d->generation()),
+                 -1, d->generation()});
   bj::object out;
   out["ok"] = ok;
   out["server"] = name;

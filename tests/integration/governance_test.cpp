@@ -117,6 +117,16 @@ TEST_F(Governance, RestartIsRefusedWhileWorkIsPendingAndForceLeavesOneGeneration
   auto echo = sluice_->call_tool("gateway.invoke",
                                  R"({"tool_id":"fx::echo","arguments":{"text":"gen2"}})");
   EXPECT_EQ(text_of(echo), "gen2");
+  // The audit ring recorded the restart with both generations.
+  auto health = sluice_->call_tool("gateway.health", "{}").at("structuredContent");
+  bool found = false;
+  for (const auto& e : health.at("audit").as_array()) {
+    if (e.at("kind") == "restart") {
+      EXPECT_EQ(e.at("outcome"), "ok: generation 1 to 2");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(Governance, ForceIsRefusedWhenTheOperatorForbidsIt) {
