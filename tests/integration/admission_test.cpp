@@ -15,25 +15,6 @@ namespace {
 namespace bj = boost::json;
 namespace fs = std::filesystem;
 
-bool is_error(const bj::value& result) {
-  const auto* e = result.as_object().if_contains("isError");
-  return e && e->is_bool() && e->as_bool();
-}
-
-std::string text_of(const bj::value& result) {
-  return std::string(result.at("content").at(0).at("text").as_string());
-}
-
-// Waits for a file the fixture creates (the call reached the downstream, or finished).
-bool wait_file(const fs::path& p) {
-  auto deadline = std::chrono::steady_clock::now() + kGuard;
-  while (!fs::exists(p)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
 class Admission : public ::testing::Test {
  protected:
   // gate has a budget of `gate_budget`; `policy` is the top-level "sluice" object.
@@ -52,15 +33,7 @@ class Admission : public ::testing::Test {
   }
   void TearDown() override {
     if (sluice_) {
-      sluice_->close_stdin();
-      auto code = sluice_->wait_exit();
-      EXPECT_EQ(code, 0);
-      if (code != 0) {
-        sluice_->join_stderr();
-        std::string err = sluice_->stderr_text();
-        ADD_FAILURE() << "sluice's stderr ends with:\n"
-                      << err.substr(err.size() > 4000 ? err.size() - 4000 : 0);
-      }
+      expect_clean_exit(*sluice_);
       sluice_.reset();
     }
     EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty());

@@ -41,15 +41,6 @@ std::size_t thread_count(pid_t pid) {
 
 bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
-bool is_error(const bj::value& result) {
-  const auto* e = result.as_object().if_contains("isError");
-  return e && e->is_bool() && e->as_bool();
-}
-
-std::string text_of(const bj::value& result) {
-  return std::string(result.at("content").at(0).at("text").as_string());
-}
-
 bj::value server_row(Sluice& s, std::size_t i = 0) {
   return s.call_tool("gateway.health", "{}").at("structuredContent").at("servers").at(i);
 }
@@ -79,8 +70,7 @@ class Restarts : public ::testing::Test {
   }
   void TearDown() override {
     if (sluice_) {
-      sluice_->close_stdin();
-      EXPECT_EQ(sluice_->wait_exit(), 0);
+      expect_clean_exit(*sluice_);
       sluice_.reset();
     }
     EXPECT_TRUE(wait_no_marker(marker_, kTeardownBound).empty());

@@ -12,17 +12,6 @@ namespace sluice::test {
 namespace {
 namespace bj = boost::json;
 
-std::string text_of(const bj::value& result) {
-  const auto& content = result.at("content").as_array();
-  if (content.empty()) return "";
-  return std::string(content[0].at("text").as_string());
-}
-
-bool is_error(const bj::value& result) {
-  const auto* e = result.as_object().if_contains("isError");
-  return e && e->is_bool() && e->as_bool();
-}
-
 // One sluice over stdio with the fixture configured as server "fx" (and more as given).
 class GatewayStdio : public ::testing::Test {
  protected:
@@ -42,14 +31,7 @@ class GatewayStdio : public ::testing::Test {
   }
   void TearDown() override {
     if (sluice_) {
-      sluice_->close_stdin();
-      auto code = sluice_->wait_exit();
-      EXPECT_EQ(code, 0);
-      if (code != 0) {
-        std::string err = sluice_->stderr_text();
-        ADD_FAILURE() << "sluice's stderr ends with:\n"
-                      << err.substr(err.size() > 6000 ? err.size() - 6000 : 0);
-      }
+      expect_clean_exit(*sluice_);
       sluice_.reset();
     }
     EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty()) << "a fixture process was left behind";

@@ -16,24 +16,6 @@ namespace {
 namespace bj = boost::json;
 namespace fs = std::filesystem;
 
-bool is_error(const bj::value& result) {
-  const auto* e = result.as_object().if_contains("isError");
-  return e && e->is_bool() && e->as_bool();
-}
-
-std::string text_of(const bj::value& result) {
-  return std::string(result.at("content").at(0).at("text").as_string());
-}
-
-bool wait_file(const fs::path& p) {
-  auto deadline = std::chrono::steady_clock::now() + kGuard;
-  while (!fs::exists(p)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
 // Replaces `path` with a fresh copy of `source` (a new inode), as an upgrade would.
 void replace_file(const fs::path& source, const fs::path& path) {
   fs::path tmp = path.string() + ".new";
@@ -62,15 +44,7 @@ class Governance : public ::testing::Test {
   }
   void TearDown() override {
     if (sluice_) {
-      sluice_->close_stdin();
-      auto code = sluice_->wait_exit();
-      EXPECT_EQ(code, 0);
-      if (code != 0) {
-        sluice_->join_stderr();
-        std::string err = sluice_->stderr_text();
-        ADD_FAILURE() << "sluice's stderr ends with:\n"
-                      << err.substr(err.size() > 4000 ? err.size() - 4000 : 0);
-      }
+      expect_clean_exit(*sluice_);
       sluice_.reset();
     }
     EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty());

@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include <gtest/gtest.h>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -240,6 +242,38 @@ void Sluice::signal(int sig) { ::kill(pid_, sig); }
 std::string Sluice::stderr_text() {
   std::lock_guard lock(err_mu_);
   return err_text_;
+}
+
+bool is_error(const bj::value& result) {
+  const auto* e = result.as_object().if_contains("isError");
+  return e && e->is_bool() && e->as_bool();
+}
+
+std::string text_of(const bj::value& result) {
+  const auto& content = result.at("content").as_array();
+  if (content.empty()) return "";
+  return std::string(content[0].at("text").as_string());
+}
+
+bool wait_file(const std::filesystem::path& path) {
+  auto deadline = std::chrono::steady_clock::now() + kGuard;
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+void expect_clean_exit(Sluice& sluice) {
+  sluice.close_stdin();
+  auto code = sluice.wait_exit();
+  EXPECT_EQ(code, 0);
+  if (code != 0) {
+    sluice.join_stderr();
+    std::string err = sluice.stderr_text();
+    ADD_FAILURE() << "sluice's stderr ends with:\n"
+                  << err.substr(err.size() > 6000 ? err.size() - 6000 : 0);
+  }
 }
 
 void Sluice::join_stderr() {

@@ -84,6 +84,15 @@ class Sluice {
   std::vector<std::string> notifications_;
 };
 
+// A CallToolResult's isError, and the text of its first content item ("" when none).
+bool is_error(const boost::json::value& result);
+std::string text_of(const boost::json::value& result);
+// Waits (bounded by kGuard) for a file a fixture creates; false after the guard.
+bool wait_file(const std::filesystem::path& path);
+// Closes sluice's stdin and expects exit code 0; on any other outcome the failure carries
+// the tail of sluice's stderr.
+void expect_clean_exit(Sluice& sluice);
+
 // Runs sluice to completion (no stdin) and captures both streams.
 struct RunResult {
   int exit_code = -1;
