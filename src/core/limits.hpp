@@ -45,6 +45,9 @@ struct Limits {
   std::chrono::milliseconds restart_backoff_max{8000};
   std::size_t max_auto_restarts = 5;
   std::chrono::milliseconds restart_stable_after{10000};
+  // A child whose stdout closed is given this long to exit by itself before teardown
+  // signals it, so that how it ended (a foreign kill or not) is read first.
+  std::chrono::milliseconds exit_observe_grace{1000};
 };
 
 }  // namespace sluice::core

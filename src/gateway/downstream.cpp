@@ -353,16 +353,21 @@ asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
                                       tracking);
 }
 
-ToolAdmission& Downstream::admission(const ToolEntry& tool) {
-  auto it = admissions_.find(tool.name);
-  if (it != admissions_.end()) return *it->second;
+std::size_t Downstream::resolved_budget(const ToolEntry& tool) const {
   // A1: tool override, then the server's default, then the class default.
   std::size_t budget = tool.read_only ? policy_.read_budget : policy_.mutating_budget;
   if (config_.policy.budget) budget = *config_.policy.budget;
   for (const auto& [name, value] : config_.policy.tool_budgets) {
     if (name == tool.name) budget = value;
   }
-  auto admission = std::make_unique<ToolAdmission>(io_, budget, policy_.queue_size);
+  return budget;
+}
+
+ToolAdmission& Downstream::admission(const ToolEntry& tool) {
+  auto it = admissions_.find(tool.name);
+  if (it != admissions_.end()) return *it->second;
+  auto admission =
+      std::make_unique<ToolAdmission>(io_, resolved_budget(tool), policy_.queue_size);
   ToolAdmission& ref = *admission;
   admissions_.emplace(tool.name, std::move(admission));
   return ref;
@@ -451,7 +456,7 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
   fail(std::move(reason));
   // A closed stdout is often seen a moment before the exit itself: wait for it briefly, so
   // that how it ended (a foreign kill or not) is read before sluice signals anything.
-  if (exited_ && !exited_->is_set()) co_await exited_->wait_for(std::chrono::milliseconds(200));
+  if (exited_ && !exited_->is_set()) co_await exited_->wait_for(limits_.exit_observe_grace);
   co_await teardown(false);
   handling_end_ = false;
   if (shutting_down_) co_return;

@@ -98,6 +98,8 @@ class Downstream {
 
   // The admission of one tool (created at first use with its resolved budget).
   ToolAdmission& admission(const ToolEntry& tool);
+  // A1: the tool's override, else the server's default, else the class default.
+  std::size_t resolved_budget(const ToolEntry& tool) const;
   // Every tool's admission so far, by tool name.
   const std::map<std::string, std::unique_ptr<ToolAdmission>>& admissions() const {
     return admissions_;

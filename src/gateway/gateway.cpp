@@ -332,6 +332,24 @@ bj::object Gateway::health() const {
       total.in_flight += c.in_flight;
       total.abandoned_in_flight += c.abandoned_in_flight;
     }
+    // Tools not called yet: their resolved budget, nothing held (for servers with a short
+    // list; a long one would drown the report, so only its count is given).
+    constexpr std::size_t kIdleToolRows = 100;
+    std::size_t idle = d->tools().size() > d->admissions().size()
+                           ? d->tools().size() - d->admissions().size()
+                           : 0;
+    if (idle > kIdleToolRows) row["idle_tools_not_listed"] = idle;
+    for (const auto& tool : d->tools()) {
+      if (idle > kIdleToolRows) break;
+      if (d->admissions().count(tool.name)) continue;
+      bj::object t;
+      t["tool"] = tool.name;
+      t["budget"] = d->resolved_budget(tool);
+      t["permits_held"] = 0;
+      t["queued"] = 0;
+      OutcomeCounters{}.add_to(t);
+      tools.push_back(std::move(t));
+    }
     row["permits_held"] = permits_held;
     row["queued"] = queued;
     total.add_to(row);

@@ -11,14 +11,20 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile, access, constants } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile, access, constants } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import {
+  markedEverythingProcesses as markedEverythingProcessesWith,
+  structured,
+  waitFor,
+  within,
+} from './helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SLUICE_BINARY = process.env.SLUICE_BINARY;
@@ -51,68 +57,8 @@ const META_TOOLS = [
   'gateway.restart_server',
 ];
 
-/** Rejects with a labelled error if `promise` does not settle within `ms`. */
-async function within(ms, label, promise) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${label}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Polls `predicate` (sync or async) until it returns a truthy value or `ms` elapse. */
-async function waitFor(ms, label, predicate) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    last = await predicate();
-    if (last) return last;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${ms} ms waiting for ${label}`);
-    await sleep(25);
-  }
-}
-
-/**
- * Live processes whose environment holds MARKER_NAME=MARKER_VALUE and whose command line
- * mentions server-everything. Processes of other users (unreadable environ) and processes
- * that vanish mid-scan are skipped; zombies have an empty environ and do not count.
- */
-async function markedEverythingProcesses() {
-  const needle = `${MARKER_NAME}=${MARKER_VALUE}`;
-  const found = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const environ = (await readFile(`/proc/${entry}/environ`, 'latin1')).split('\0');
-      if (!environ.includes(needle)) continue;
-      const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'latin1')).split('\0').join(' ');
-      if (cmdline.includes('server-everything')) found.push({ pid: Number(entry), cmdline });
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
-}
-
-/** The parsed JSON of content[0].text; it must equal structuredContent when both exist. */
-function textJson(result) {
-  assert.ok(Array.isArray(result.content) && result.content.length > 0, 'result has content');
-  assert.equal(result.content[0].type, 'text');
-  return JSON.parse(result.content[0].text);
-}
-
-/** structuredContent of a successful meta-tool result, cross-checked with content[0].text. */
-function structured(result, label) {
-  assert.notEqual(result.isError, true, `${label} failed: ${JSON.stringify(result)}`);
-  assert.equal(typeof result.structuredContent, 'object', `${label} has structuredContent`);
-  assert.deepEqual(textJson(result), result.structuredContent,
-    `${label}: content[0].text carries the same JSON as structuredContent`);
-  return result.structuredContent;
-}
+// Bound to this test's marker.
+const markedEverythingProcesses = () => markedEverythingProcessesWith(MARKER_NAME, MARKER_VALUE);
 
 describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 180_000 }, () => {
   let workDir;
