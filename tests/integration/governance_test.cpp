@@ -10,6 +10,7 @@
 #include <boost/json/serialize.hpp>
 
 #include <fstream>
+#include <map>
 
 namespace sluice::test {
 namespace {
@@ -101,6 +102,28 @@ TEST_F(Governance, RestartIsRefusedWhileWorkIsPendingAndForceLeavesOneGeneration
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST_F(Governance, RestartsOfOneServerAreSingleFlight) {
+  start();
+  // Two restarts sent back to back: the second arrives while the first is stopping the server.
+  for (const char* id : {"r1", "r2"}) {
+    sluice_->send(R"({"jsonrpc":"2.0","id":")" + std::string(id) +
+                  R"(","method":"tools/call","params":{"name":"gateway.restart_server",)"
+                  R"("arguments":{"server_name":"fx"}}})");
+  }
+  std::map<std::string, bj::value> answers;
+  while (answers.size() < 2) {
+    auto line = sluice_->read_line();
+    ASSERT_TRUE(line.has_value());
+    bj::value v = bj::parse(*line);
+    if (v.as_object().contains("id")) answers[std::string(v.at("id").as_string())] = v;
+  }
+  EXPECT_FALSE(is_error(answers["r1"].at("result")));
+  EXPECT_TRUE(is_error(answers["r2"].at("result")));
+  EXPECT_NE(text_of(answers["r2"].at("result")).find("already under way"), std::string::npos);
+  EXPECT_EQ(row().at("generation"), 2) << "one restart, one new generation";
+  EXPECT_EQ(processes_with_marker(marker_).size(), 1u);
 }
 
 TEST_F(Governance, ForceIsRefusedWhenTheOperatorForbidsIt) {
