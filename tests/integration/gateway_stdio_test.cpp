@@ -337,6 +337,15 @@ TEST_F(GatewayStdio, ServerStderrIsLoggedEscaped) {
   sluice_.reset();
 }
 
+TEST_F(GatewayStdio, AClientThatStopsReadingIsADisconnect) {
+  start_fixture();
+  sluice_->call_tool("gateway.connect_server", R"({"server_name":"fx"})");
+  sluice_->close_stdout();  // EPIPE on sluice's next write (SIGPIPE is ignored)
+  sluice_->send(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(sluice_->wait_exit(), 0);
+  sluice_.reset();
+}
+
 // Shutdown by each signal and by stdin EOF: exit 0 and no fixture process left.
 class GatewayShutdown : public ::testing::TestWithParam<int> {};
 

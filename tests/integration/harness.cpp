@@ -150,6 +150,7 @@ Sluice::~Sluice() {
   if (err_ >= 0) ::close(err_);
 }
 
+
 void Sluice::send(const std::string& line) {
   std::string data = line + "\n";
   std::size_t off = 0;
@@ -213,6 +214,11 @@ bj::value Sluice::call_tool(const std::string& name, const std::string& args_jso
   auto r = request("tools/call", R"({"name":")" + name + R"(","arguments":)" + args_json + "}");
   if (!r.as_object().contains("result")) throw std::runtime_error("tools/call failed");
   return r.at("result");
+}
+
+void Sluice::close_stdout() {
+  if (out_ >= 0) ::close(out_);
+  out_ = -1;
 }
 
 void Sluice::close_stdin() {

@@ -63,6 +63,8 @@ class Sluice {
   boost::json::value call_tool(const std::string& name, const std::string& args_json);
 
   void close_stdin();
+  // Stops reading sluice's stdout: its next write fails with EPIPE.
+  void close_stdout();
   // Waits for exit; returns the exit code (or 128+signal), nullopt after the guard.
   std::optional<int> wait_exit(std::chrono::milliseconds guard = kGuard);
   void signal(int sig);

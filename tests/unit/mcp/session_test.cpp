@@ -127,10 +127,12 @@ class SessionTest : public ::testing::Test {
   }
 
   ReplySlot start_request(std::string method, std::string params, std::chrono::milliseconds timeout,
-                          CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr) {
+                          CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
+                          const CallTracking* tracking = nullptr) {
     auto slot = std::make_shared<std::optional<Reply>>();
     asio::co_spawn(io_,
-                   session_->request(std::move(method), std::move(params), timeout, cancel, id_out),
+                   session_->request(std::move(method), std::move(params), timeout, cancel, id_out,
+                                     tracking),
                    [slot](std::exception_ptr e, Reply reply) {
                      if (!e) *slot = std::move(reply);
                    });
@@ -216,6 +218,65 @@ TEST_F(SessionTest, ARequestThatTimesOutSendsCancelledWithItsOwnId) {
   // The late answer finds nothing waiting.
   session_->on_frame(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})");
   EXPECT_EQ(session_->counters().unmatched_responses, 1u);
+}
+
+TEST_F(SessionTest, ATrackedRequestKeepsWaitingAfterItsCallerGivesUp) {
+  start(rpc::Strictness::peer);
+  CancelSignal cancel;
+  std::uint64_t id = 0;
+  int abandoned = 0, expired = 0;
+  CallTracking tracking;
+  tracking.abandon_bound = 10s;
+  tracking.on_abandoned = [&](Reply::Status why) {
+    EXPECT_EQ(why, Reply::Status::cancelled);
+    ++abandoned;
+  };
+  tracking.on_expired = [&] { ++expired; };
+  ReplySlot reply = start_request("tools/call", "{}", 10s, &cancel, &id, &tracking);
+  settle();
+  cancel.cancel();
+  ASSERT_TRUE(run_until([&] { return abandoned == 1; }));
+  EXPECT_FALSE(reply->has_value()) << "still waiting for the answer";
+  EXPECT_EQ(json(frames().back()).at("method").as_string(), "notifications/cancelled");
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})");
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  EXPECT_EQ((*reply)->status, Reply::Status::result);
+  EXPECT_TRUE((*reply)->abandoned);
+  EXPECT_FALSE((*reply)->expired);
+  EXPECT_EQ(expired, 0);
+}
+
+TEST_F(SessionTest, PastTheAbandonBoundTheReleasingPolicyEndsAsExpired) {
+  start(rpc::Strictness::peer);
+  int expired = 0;
+  CallTracking tracking;
+  tracking.abandon_bound = 20ms;
+  tracking.hold_after_expiry = false;  // the remote-server policy: expiry releases the slot
+  tracking.on_expired = [&] { ++expired; };
+  ReplySlot reply = start_request("tools/call", "{}", 10ms, nullptr, nullptr, &tracking);
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  EXPECT_EQ((*reply)->status, Reply::Status::expired);
+  EXPECT_TRUE((*reply)->abandoned);
+  EXPECT_TRUE((*reply)->expired);
+  EXPECT_EQ(expired, 1);
+  EXPECT_EQ(session_->pending_outgoing(), 0u);
+}
+
+TEST_F(SessionTest, PastTheAbandonBoundTheHoldingPolicyWaitsForTheAnswer) {
+  start(rpc::Strictness::peer);
+  std::uint64_t id = 0;
+  int expired = 0;
+  CallTracking tracking;
+  tracking.abandon_bound = 20ms;
+  tracking.hold_after_expiry = true;  // stdio: the slot stays until the answer or the exit
+  tracking.on_expired = [&] { ++expired; };
+  ReplySlot reply = start_request("tools/call", "{}", 10ms, nullptr, &id, &tracking);
+  ASSERT_TRUE(run_until([&] { return expired == 1; }));
+  EXPECT_FALSE(reply->has_value());
+  session_->on_closed();
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  EXPECT_EQ((*reply)->status, Reply::Status::closed);
+  EXPECT_TRUE((*reply)->expired);
 }
 
 TEST_F(SessionTest, InitializeIsNeverCancelledEvenWhenItTimesOut) {
