@@ -75,15 +75,17 @@ int run(int argc, char** argv) {
   CommonOptions common;
   add_common(app, common);
   std::string expose = "meta";
-  app.add_option("--expose", expose, "What the client sees: meta (the gateway.* meta-tools)")
-      ->check(CLI::IsMember({"meta"}))
+  app.add_option("--expose", expose,
+                 "What the client sees: meta (the gateway.* meta-tools), all (every downstream "
+                 "tool as server__tool), or meta,all")
+      ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}))
       ->capture_default_str();
 
   CommonOptions serve_opts;
   auto* serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
   add_common(*serve, serve_opts);
-  serve->add_option("--expose", expose, "What the client sees: meta")
-      ->check(CLI::IsMember({"meta"}));
+  serve->add_option("--expose", expose, "What the client sees: meta, all, or meta,all")
+      ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}));
 
   CommonOptions call_opts;
   std::string tool_id, args = "{}";
@@ -119,7 +121,10 @@ int run(int argc, char** argv) {
   if (*servers) return list_servers(servers_opts, servers_json, probe);
   if (*demo) return run_demo(self_path(argv[0]));
   if (*demo_server) return run_demo_server();
-  return serve_stdio(*serve ? serve_opts : common);
+  CommonOptions& chosen = *serve ? serve_opts : common;
+  chosen.expose_meta = expose.find("meta") != std::string::npos;
+  chosen.expose_all = expose.find("all") != std::string::npos;
+  return serve_stdio(chosen);
 }
 
 }  // namespace sluice::cli

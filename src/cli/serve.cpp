@@ -103,6 +103,8 @@ int serve_stdio(const CommonOptions& options) {
   asio::io_context io;
   gateway::GatewayOptions gw_options;
   gw_options.limits = options.limits;
+  gw_options.expose_meta = options.expose_meta;
+  gw_options.expose_all = options.expose_all;
   gateway::Gateway gw(io, config, gw_options);
 
   mcp::SessionOptions session_options;

@@ -17,6 +17,8 @@ struct CommonOptions {
   std::string log_level = "info";
   std::string log_file;
   bool no_discover = false;  // read only the --config files
+  bool expose_meta = true;   // --expose meta (default)
+  bool expose_all = false;   // --expose all
   core::Limits limits;
 };
 

@@ -127,6 +127,9 @@ const CompiledMetaTools& meta_tools() {
   return compiled;
 }
 
+constexpr std::size_t kToolsPageSize = 100;
+constexpr auto npos = std::string_view::npos;
+
 int meta_tool_index(std::string_view name) {
   for (std::size_t i = 0; i < std::size(kMetaTools); ++i) {
     if (kMetaTools[i].name == name) return static_cast<int>(i);
@@ -149,7 +152,23 @@ class Gateway::ClientHandler : public mcp::Handler {
     if (method == "initialize") {
       initialize(request);
     } else if (method == "tools/list") {
-      request.respond_result(meta_tools().list_result);
+      if (!gateway_.options().expose_all) {
+        request.respond_result(meta_tools().list_result);
+        co_return;
+      }
+      co_await gateway_.start_all();
+      std::string cursor;
+      if (auto c = cj::member_span(request.message().params(), "cursor")) {
+        bj::error_code ec;
+        bj::value v = bj::parse(*c, ec);
+        if (ec || !v.is_string()) {
+          request.respond_error(rpc::code::kInvalidParams, "Invalid params: cursor");
+          co_return;
+        }
+        cursor = std::string(v.get_string());
+      }
+      request.respond_result(
+          gateway_.aggregate_tools_page(cursor, kToolsPageSize, meta_tools().list_result));
     } else if (method == "tools/call") {
       co_await call(request);
     } else {
@@ -169,7 +188,8 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     bj::object result;
     result["protocolVersion"] = mcp::negotiate(requested);
-    result["capabilities"] = bj::object{{"tools", bj::object{{"listChanged", false}}}};
+    result["capabilities"] =
+        bj::object{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}}};
     result["serverInfo"] =
         bj::object{{"name", "sluice"}, {"title", "sluice MCP gateway"},
                    {"version", gateway_.options().version}};
@@ -188,7 +208,12 @@ class Gateway::ClientHandler : public mcp::Handler {
       request.respond_error(rpc::code::kInvalidParams, "Invalid params: name must be a string");
       co_return;
     }
-    int index = meta_tool_index(name.get_string());
+    int index = gateway_.options().expose_meta ? meta_tool_index(name.get_string()) : -1;
+    std::string_view tool_name = name.get_string();
+    if (index < 0 && gateway_.options().expose_all && tool_name.find("__") != npos) {
+      co_await call_aggregated(request, tool_name);
+      co_return;
+    }
     if (index < 0) {
       request.respond_error(rpc::code::kInvalidParams, "Unknown tool");
       co_return;
@@ -249,6 +274,26 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
   }
 
+  // Aggregate mode: `server__tool` is gateway.invoke of `server::tool` with the arguments
+  // as sent (validated against the tool's schema, admitted, passed through).
+  asio::awaitable<void> call_aggregated(mcp::IncomingRequest& request, std::string_view name) {
+    std::size_t sep = name.find("__");
+    std::string tool_id =
+        std::string(name.substr(0, sep)) + "::" + std::string(name.substr(sep + 2));
+    std::string_view params = request.message().params();
+    std::string_view arguments = "{}";
+    if (auto a = cj::member_span(params, "arguments")) arguments = cj::trim(*a);
+    std::string_view progress_token;
+    if (auto meta = cj::member_span(params, "_meta")) {
+      if (auto token = cj::member_span(*meta, "progressToken")) progress_token = cj::trim(*token);
+    }
+    auto outcome = co_await gateway_.invoke(tool_id, arguments,
+                                            gateway_.limits().default_call_timeout,
+                                            &request.cancel_signal(), progress_token, session_,
+                                            &client_budget_, "stdio");
+    if (outcome.answered) request.respond_result(outcome.result_json);
+  }
+
   asio::awaitable<void> invoke(mcp::IncomingRequest& request, std::string_view args_text,
                                const bj::object& args) {
     std::string tool_id(args.at("tool_id").get_string());
@@ -275,6 +320,7 @@ class Gateway::ClientHandler : public mcp::Handler {
 };
 
 std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::Session> client) {
+  list_subscribers_.push_back(client);
   return std::make_unique<ClientHandler>(*this, client);
 }
 

@@ -106,7 +106,53 @@ std::vector<pid_t> Gateway::child_pids() const {
   return pids;
 }
 
+asio::awaitable<void> Gateway::start_all() {
+  for (auto& d : downstreams_) {
+    if (d->status() == Status::lazy) co_await d->ensure_started();
+  }
+}
+
+std::string Gateway::aggregate_tools_page(std::string_view cursor, std::size_t page_size,
+                                          const std::string& meta_tools_json) const {
+  // Every tool in a fixed order; a cursor is the position of the next one.
+  std::vector<bj::value> all;
+  if (options_.expose_meta) {
+    bj::value meta = bj::parse(meta_tools_json);
+    for (auto& t : meta.at("tools").as_array()) all.push_back(t);
+  }
+  for (const auto& d : downstreams_) {
+    for (const auto& tool : d->tools()) {
+      bj::value v = bj::parse(tool.raw);
+      v.as_object()["name"] = d->name() + "__" + tool.name;
+      all.push_back(std::move(v));
+    }
+  }
+  std::size_t start = 0;
+  if (!cursor.empty()) {
+    auto [ptr, ec] = std::from_chars(cursor.data(), cursor.data() + cursor.size(), start);
+    if (ec != std::errc() || ptr != cursor.data() + cursor.size()) start = all.size();
+  }
+  bj::array page;
+  for (std::size_t i = start; i < all.size() && page.size() < page_size; ++i) {
+    page.push_back(std::move(all[i]));
+  }
+  bj::object out;
+  out["tools"] = std::move(page);
+  if (start + page_size < all.size()) out["nextCursor"] = std::to_string(start + page_size);
+  return bj::serialize(out);
+}
+
 void Gateway::rebuild_catalog() {
+  if (options_.expose_all) {
+    for (auto it = list_subscribers_.begin(); it != list_subscribers_.end();) {
+      if (auto client = it->lock()) {
+        client->notify("notifications/tools/list_changed", "");
+        ++it;
+      } else {
+        it = list_subscribers_.erase(it);
+      }
+    }
+  }
   std::vector<IndexedTool> docs;
   catalog_docs_.clear();
   for (std::size_t s = 0; s < downstreams_.size(); ++s) {
@@ -386,7 +432,9 @@ bj::object Gateway::health() const {
   bj::object gw;
   gw["version"] = options_.version;
   gw["uptime_ms"] = uptime.count();
-  gw["expose"] = "meta";
+  gw["expose"] = options_.expose_meta && options_.expose_all ? "meta,all"
+                 : options_.expose_all                      ? "all"
+                                                            : "meta";
   gw["tools_indexed"] = catalog_.size();
   gw["pending_calls"] = pending_.size();
   if (binary_stale()) {

@@ -37,6 +37,10 @@ namespace sluice::gateway {
 struct GatewayOptions {
   core::Limits limits;
   std::string version = "0.1.0";
+  // What clients see: the gateway.* meta-tools, and/or every downstream tool directly as
+  // `server__tool` (aggregate mode, `--expose all`).
+  bool expose_meta = true;
+  bool expose_all = false;
 };
 
 // The outcome of one tool invocation, as the MCP `result` of a tools/call: either the
@@ -94,6 +98,13 @@ class Gateway {
   AuditRing& audit() { return audit_; }
 
   boost::json::object health() const;
+
+  // Aggregate mode: starts every server not started yet (their tools must be known to be
+  // listed), then one page of tools/list: the meta-tools when exposed, then each server's
+  // tools named `server__tool`. `cursor` is the opaque text of a previous nextCursor.
+  asio::awaitable<void> start_all();
+  std::string aggregate_tools_page(std::string_view cursor, std::size_t page_size,
+                                   const std::string& meta_tools_json) const;
   const std::vector<std::unique_ptr<Downstream>>& downstreams() const { return downstreams_; }
   Downstream* find(std::string_view server);
   const core::Limits& limits() const { return options_.limits; }
@@ -134,6 +145,8 @@ class Gateway {
   std::vector<std::pair<std::size_t, std::size_t>> catalog_docs_;  // doc -> (server, tool)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;
   std::list<PendingCall> pending_;
+  // Client sessions told when the aggregated tool list changes.
+  std::vector<std::weak_ptr<mcp::Session>> list_subscribers_;
   AuditRing audit_{256};
   std::set<std::string> operations_;  // servers with a restart/disconnect under way
   std::string self_exe_;

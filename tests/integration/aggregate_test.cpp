@@ -1,0 +1,109 @@
+// Aggregate mode (`--expose all`, `--expose meta,all`): every downstream tool listed
+// directly as `server__tool`, paginated, called through the same validation and admission,
+// and list_changed passed on to the client.
+#include "harness.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+
+namespace sluice::test {
+namespace {
+namespace bj = boost::json;
+
+class Aggregate : public ::testing::Test {
+ protected:
+  void start(const std::string& expose, std::vector<std::string> fixture_args = {}) {
+    auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{"fx":)" +
+                                           fixture_entry(marker_, fixture_args) + "}}");
+    sluice_ = std::make_unique<Sluice>(
+        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
+                                 expose},
+        dir_.path(), dir_.path());
+    init_ = sluice_->initialize();
+  }
+  // Every tool name over all pages.
+  std::vector<std::string> all_names(std::size_t* pages = nullptr) {
+    std::vector<std::string> names;
+    std::string cursor;
+    std::size_t n = 0;
+    do {
+      auto r = sluice_->request("tools/list", cursor.empty() ? "{}"
+                                                             : R"({"cursor":")" + cursor + "\"}")
+                   .at("result");
+      ++n;
+      for (const auto& t : r.at("tools").as_array()) names.emplace_back(t.at("name").as_string());
+      cursor = r.as_object().contains("nextCursor")
+                   ? std::string(r.at("nextCursor").as_string())
+                   : "";
+    } while (!cursor.empty() && n < 100);
+    if (pages) *pages = n;
+    return names;
+  }
+  void TearDown() override {
+    if (sluice_) {
+      expect_clean_exit(*sluice_);
+      sluice_.reset();
+    }
+    EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty());
+  }
+  TempDir dir_;
+  std::string marker_ = new_marker();
+  std::unique_ptr<Sluice> sluice_;
+  bj::value init_;
+};
+
+TEST_F(Aggregate, EveryDownstreamToolIsListedAsServerTool) {
+  start("all");
+  EXPECT_EQ(init_.at("result").at("capabilities").at("tools").at("listChanged"), true);
+  auto names = all_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "fx__echo"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "gateway.invoke"), names.end());
+  auto r = sluice_->call_tool("fx__echo", R"({"text":"direct"})");
+  EXPECT_EQ(text_of(r), "direct");
+  auto bad = sluice_->call_tool("fx__add", R"({"a":"SENTINEL-agg"})");
+  EXPECT_TRUE(is_error(bad));
+  EXPECT_EQ(text_of(bad).find("SENTINEL-agg"), std::string::npos);
+}
+
+TEST_F(Aggregate, MetaAndAllTogetherListBoth) {
+  start("meta,all");
+  auto names = all_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "gateway.catalog_search"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "fx__add"), names.end());
+}
+
+TEST_F(Aggregate, LongListsArePaginated) {
+  start("all", {"--tools=250"});
+  std::size_t pages = 0;
+  auto names = all_names(&pages);
+  EXPECT_GE(names.size(), 250u);
+  EXPECT_GE(pages, 3u);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "no duplicates";
+}
+
+TEST_F(Aggregate, AChangedDownstreamListIsAnnouncedToTheClient) {
+  start("all");
+  all_names();  // starts the server (whose tools, now known, are announced once)
+  auto announcements = [&] {
+    std::size_t n = 0;
+    for (const auto& line : sluice_->notifications()) {
+      if (line.find("notifications/tools/list_changed") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  sluice_->request("ping", "");
+  std::size_t before = announcements();
+  sluice_->call_tool("fx__list_changed", "{}");
+  auto deadline = std::chrono::steady_clock::now() + kGuard;
+  while (announcements() == before && std::chrono::steady_clock::now() < deadline) {
+    sluice_->request("ping", "");
+  }
+  EXPECT_GT(announcements(), before);
+  auto names = all_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "fx__added_later"), names.end());
+}
+
+}  // namespace
+}  // namespace sluice::test
