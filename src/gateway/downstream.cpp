@@ -51,8 +51,24 @@ class Downstream::PeerHandler : public mcp::Handler {
   asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
     // Server-to-client requests (sampling, elicitation, roots) are relayed in aggregate
     // mode; behind meta-tools nothing is advertised, so they are not available.
-    request.respond_error(rpc::code::kMethodNotFound, "Method not found");
-    co_return;
+    if (!owner_.events_.relay_request) {
+      request.respond_error(rpc::code::kMethodNotFound, "Method not found");
+      co_return;
+    }
+    const auto& m = request.message();
+    // Named locals, not temporaries: GCC 12 destroys a temporary of a conditional expression
+    // inside a co_await twice.
+    std::string method = m.method();
+    std::string params = m.params().empty() ? std::string("{}") : std::string(m.params());
+    auto relayed = owner_.events_.relay_request(std::move(method), std::move(params));
+    mcp::Reply reply = co_await std::move(relayed);
+    if (reply.status == mcp::Reply::Status::result) {
+      request.respond_result(reply.message->result());
+    } else if (reply.status == mcp::Reply::Status::error) {
+      request.respond_error_raw(reply.message->error());
+    } else {
+      request.respond_error(rpc::code::kInternalError, "the client did not answer");
+    }
   }
   void on_notification(const rpc::Message& message) override { owner_.on_notification(message); }
 
@@ -239,8 +255,14 @@ asio::awaitable<bool> Downstream::start() {
 }
 
 asio::awaitable<bool> Downstream::handshake() {
+  // In aggregate mode sluice relays sampling, elicitation and roots requests to its client,
+  // so it offers them; otherwise it offers nothing.
+  std::string capabilities = events_.relay_request
+                                 ? R"({"sampling":{},"elicitation":{},"roots":{}})"
+                                 : "{}";
   std::string params = R"({"protocolVersion":)" + cj::quote(mcp::kLatestVersion) +
-                       R"(,"capabilities":{},"clientInfo":{"name":"sluice","version":"0.1.0"}})";
+                       R"(,"capabilities":)" + capabilities +
+                       R"(,"clientInfo":{"name":"sluice","version":"0.1.0"}})";
   auto reply = co_await session_->request("initialize", params, limits_.initialize_timeout);
   if (!reply.ok()) {
     fail(reply.status == mcp::Reply::Status::timeout ? "initialize timed out"
@@ -394,6 +416,8 @@ void Downstream::on_notification(const rpc::Message& message) {
         asio::detached);
   } else if (message.method() == "notifications/progress") {
     if (events_.progress) events_.progress(message.params());
+  } else if (message.method() == "notifications/message") {
+    if (events_.relay_notification) events_.relay_notification(message.method(), message.params());
   }
 }
 

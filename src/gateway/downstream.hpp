@@ -54,6 +54,11 @@ struct DownstreamEvents {
   std::function<void()> tools_changed;
   // A notifications/progress from the downstream (params text as sent).
   std::function<void(std::string_view params)> progress;
+  // A request from the downstream to the client (sampling, elicitation, roots): relayed to
+  // a client in aggregate mode. Unset: answered "method not found".
+  std::function<asio::awaitable<mcp::Reply>(std::string method, std::string params)> relay_request;
+  // Any other notification the client should see (notifications/message), params as sent.
+  std::function<void(std::string_view method, std::string_view params)> relay_notification;
   // A lifecycle event for the audit: kind (crash, external_kill, auto_restart), outcome.
   std::function<void(std::string_view kind, std::string_view outcome, std::uint64_t generation)>
       lifecycle;

@@ -62,6 +62,16 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
     DownstreamEvents events;
     events.tools_changed = [this] { rebuild_catalog(); };
     events.progress = [this](std::string_view params) { relay_progress(params); };
+    if (options_.expose_all) {
+      // A plain lambda returning the member coroutine (GCC 12 mishandles by-value
+      // parameters of coroutine lambdas).
+      events.relay_request = [this](std::string method, std::string params) {
+        return relay_to_client(std::move(method), std::move(params));
+      };
+      events.relay_notification = [this](std::string_view method, std::string_view params) {
+        if (auto client = relay_target()) client->notify(method, params);
+      };
+    }
     events.lifecycle = [this, name = server.name](std::string_view kind, std::string_view outcome,
                                                   std::uint64_t generation) {
       audit_.record({std::string(kind), "sluice", name, "", std::string(outcome), -1, generation});
@@ -104,6 +114,22 @@ std::vector<pid_t> Gateway::child_pids() const {
     if (d->pid() > 0) pids.push_back(d->pid());
   }
   return pids;
+}
+
+std::shared_ptr<mcp::Session> Gateway::relay_target() {
+  for (auto it = list_subscribers_.rbegin(); it != list_subscribers_.rend(); ++it) {
+    if (auto client = it->lock()) return client;
+  }
+  return nullptr;
+}
+
+asio::awaitable<mcp::Reply> Gateway::relay_to_client(std::string method, std::string params) {
+  // The client that made a call to this server; with stdio, the one client.
+  auto client = relay_target();
+  if (!client) co_return mcp::Reply{mcp::Reply::Status::closed, std::nullopt};
+  mcp::Reply reply = co_await client->request(std::move(method), std::move(params),
+                                              options_.limits.default_call_timeout);
+  co_return reply;
 }
 
 asio::awaitable<void> Gateway::start_all() {

@@ -147,6 +147,10 @@ class Gateway {
   std::list<PendingCall> pending_;
   // Client sessions told when the aggregated tool list changes.
   std::vector<std::weak_ptr<mcp::Session>> list_subscribers_;
+  // Where a downstream's request to the client goes (aggregate mode): the newest live
+  // client session (with stdio, the one client).
+  std::shared_ptr<mcp::Session> relay_target();
+  asio::awaitable<mcp::Reply> relay_to_client(std::string method, std::string params);
   AuditRing audit_{256};
   std::set<std::string> operations_;  // servers with a restart/disconnect under way
   std::string self_exe_;

@@ -59,8 +59,10 @@ asio::awaitable<std::string> Gateway::restart_server(std::string_view server, bo
   std::size_t cancelled = force ? cancel_pending(name) : 0;
   core::log::info("server {}: restart path ds_restart_explicit ({}{})", name, action,
                   force ? ", forced" : "");
-  co_await d->stop(restart ? "restarting at an operator's request"
-                           : "disconnected by gateway.disconnect_server");
+  // A named local: GCC 12 mishandles temporaries of a conditional inside co_await.
+  std::string reason = restart ? "restarting at an operator's request"
+                               : "disconnected by gateway.disconnect_server";
+  co_await d->stop(std::move(reason));
   bool ok = true;
   if (restart) ok = co_await d->ensure_started(true);
   operations_.erase(name);

@@ -56,6 +56,17 @@ void IncomingRequest::respond_error(int code, std::string_view message) {
   session_->send_frame(rpc::make_error(message_.id(), code, message));
 }
 
+void IncomingRequest::respond_error_raw(std::string_view error_json) {
+  if (answered_ || cancelled()) return;
+  answered_ = true;
+  std::string frame = R"({"jsonrpc":"2.0","id":)";
+  frame += message_.id();
+  frame += R"(,"error":)";
+  frame += error_json;
+  frame += '}';
+  session_->send_frame(std::move(frame));
+}
+
 std::shared_ptr<Session> Session::create(asio::io_context& io, SessionOptions options) {
   return std::shared_ptr<Session>(new Session(io, std::move(options)));
 }

@@ -88,6 +88,8 @@ class IncomingRequest {
   bool answered() const { return answered_; }
   void respond_result(std::string_view result_json);
   void respond_error(int code, std::string_view message);
+  // An error object passed through as sent (a relayed answer).
+  void respond_error_raw(std::string_view error_json);
 
  private:
   std::shared_ptr<Session> session_;

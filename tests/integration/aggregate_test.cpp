@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 namespace sluice::test {
 namespace {
@@ -103,6 +104,74 @@ TEST_F(Aggregate, AChangedDownstreamListIsAnnouncedToTheClient) {
   EXPECT_GT(announcements(), before);
   auto names = all_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "fx__added_later"), names.end());
+}
+
+}  // namespace
+}  // namespace sluice::test
+
+namespace sluice::test {
+namespace {
+
+// The conformance fixture behind sluice in aggregate mode: a downstream's sampling request
+// reaches the client and the answer goes back; its log notifications reach the client.
+class AggregateRelay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bj::object entry{{"command", CONFORMANCE_SERVER},
+                     {"env", bj::object{{"SLUICE_FIXTURE_MARKER", marker_}}}};
+    auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{"conf":)" + bj::serialize(entry) + "}}");
+    sluice_ = std::make_unique<Sluice>(
+        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
+                                 "all"},
+        dir_.path(), dir_.path());
+    sluice_->request("initialize",
+                     R"({"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},)"
+                     R"("clientInfo":{"name":"relay-test","version":"1"}})");
+    sluice_->send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    sluice_->request("tools/list", "{}");  // starts the downstream
+  }
+  void TearDown() override {
+    expect_clean_exit(*sluice_);
+    sluice_.reset();
+    EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty());
+  }
+  TempDir dir_;
+  std::string marker_ = new_marker();
+  std::unique_ptr<Sluice> sluice_;
+};
+
+TEST_F(AggregateRelay, ADownstreamsSamplingRequestIsAnsweredByTheClient) {
+  sluice_->send(R"({"jsonrpc":"2.0","id":"call-1","method":"tools/call","params":)"
+                R"({"name":"conf__test_sampling","arguments":{"prompt":"Say hi"}}})");
+  bool sampled = false;
+  std::string result;
+  while (result.empty()) {
+    auto line = sluice_->read_line();
+    ASSERT_TRUE(line.has_value()) << "no answer";
+    bj::value v = bj::parse(*line);
+    const auto& o = v.as_object();
+    if (o.contains("method") && o.at("method") == "sampling/createMessage") {
+      sampled = true;
+      std::string id = bj::serialize(o.at("id"));
+      sluice_->send(R"({"jsonrpc":"2.0","id":)" + id +
+                    R"(,"result":{"role":"assistant","content":{"type":"text","text":"hi from )"
+                    R"(the client"},"model":"test-model","stopReason":"endTurn"}})");
+    } else if (o.contains("id") && o.at("id") == "call-1") {
+      result = *line;
+    }
+  }
+  EXPECT_TRUE(sampled);
+  EXPECT_NE(result.find("hi from the client"), std::string::npos) << result;
+}
+
+TEST_F(AggregateRelay, ADownstreamsLogMessagesReachTheClient) {
+  auto r = sluice_->call_tool("conf__test_tool_with_logging", "{}");
+  EXPECT_FALSE(is_error(r));
+  std::size_t logs = 0;
+  for (const auto& n : sluice_->notifications()) {
+    if (n.find("notifications/message") != std::string::npos) ++logs;
+  }
+  EXPECT_EQ(logs, 3u);
 }
 
 }  // namespace
