@@ -72,3 +72,28 @@ export function structured(result, label) {
     `${label}: content[0].text carries the same JSON as structuredContent`);
   return result.structuredContent;
 }
+
+/**
+ * Starts `binary serve --no-discover --config configFile` as the official SDK client's stdio
+ * server and connects. Returns the transport, the client, `stderr` (its `text` grows as
+ * sluice writes) and `stderrEnded` (resolves when sluice's stderr closes).
+ */
+export async function startSluice({ Client, StdioClientTransport, binary, configFile, workDir,
+  clientName, timeoutMs }) {
+  const transport = new StdioClientTransport({
+    command: binary,
+    args: ['serve', '--no-discover', '--config', configFile],
+    env: { ...process.env, HOME: workDir },
+    cwd: workDir,
+    stderr: 'pipe',
+  });
+  // The PassThrough exists before start(), so no early output is lost.
+  const stderr = { text: '' };
+  transport.stderr.setEncoding('utf8');
+  transport.stderr.on('data', (chunk) => { stderr.text += chunk; });
+  const stderrEnded = new Promise((resolve) => transport.stderr.once('end', resolve));
+  const client = new Client({ name: clientName, version: '1.0.0' });
+  await within(timeoutMs + 5_000, 'connect + initialize',
+    client.connect(transport, { timeout: timeoutMs }));
+  return { transport, client, stderr, stderrEnded };
+}

@@ -38,6 +38,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 import {
   markedEverythingProcesses as markedEverythingProcessesWith,
+  startSluice,
   structured,
   waitFor,
   within,
@@ -87,7 +88,7 @@ describe('sluice: an SDK client aborts a running gateway.invoke', { timeout: 180
   let transport;
   let client;
   let child; // sluice's ChildProcess
-  let stderrText = '';
+  let stderrLog = { text: '' }; // sluice's stderr so far
   let exitInfo = null; // {code, signal} once sluice has exited
   let exited; // resolves with exitInfo
   let stderrEnded; // resolves when sluice's stderr has been read to its end
@@ -175,21 +176,10 @@ describe('sluice: an SDK client aborts a running gateway.invoke', { timeout: 180
     };
     await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
 
-    transport = new StdioClientTransport({
-      command: SLUICE_BINARY,
-      args: ['serve', '--no-discover', '--config', configFile],
-      env: { ...process.env, HOME: workDir },
-      cwd: workDir,
-      stderr: 'pipe',
-    });
-    // The PassThrough exists before start(), so no early output is lost.
-    transport.stderr.setEncoding('utf8');
-    transport.stderr.on('data', (chunk) => { stderrText += chunk; });
-    stderrEnded = new Promise((resolve) => transport.stderr.once('end', resolve));
-
-    client = new Client({ name: 'sluice-e2e-cancel', version: '1.0.0' });
-    await within(REQUEST_TIMEOUT_MS + 5_000, 'connect + initialize',
-      client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }));
+    const started = await startSluice({ Client, StdioClientTransport, binary: SLUICE_BINARY,
+      configFile, workDir, clientName: 'sluice-e2e-cancel', timeoutMs: REQUEST_TIMEOUT_MS });
+    ({ transport, client, stderrEnded } = started);
+    stderrLog = started.stderr;
 
     // Record the wire traffic from here on: the SDK Protocol calls transport.send() for every
     // outgoing message and transport.onmessage (set in connect()) for every incoming one.
@@ -378,7 +368,7 @@ describe('sluice: an SDK client aborts a running gateway.invoke', { timeout: 180
       async () => (await markedEverythingProcesses()).length === 0,
       async () => JSON.stringify(await markedEverythingProcesses()));
 
-    const story = `\nsluice stderr:\n${stderrText}`;
+    const story = `\nsluice stderr:\n${stderrLog.text}`;
     assert.deepEqual(forcedSignals, [], `sluice exits on stdin EOF without being signalled${story}`);
     assert.equal(signal, null, `sluice was not killed by a signal${story}`);
     assert.equal(code, 0, `sluice exit status${story}`);

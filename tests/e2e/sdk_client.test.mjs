@@ -21,6 +21,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 
 import {
   markedEverythingProcesses as markedEverythingProcessesWith,
+  startSluice,
   structured,
   waitFor,
   within,
@@ -66,7 +67,7 @@ describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 1
   let transport;
   let client;
   let child; // sluice's ChildProcess
-  let stderrText = '';
+  let stderrLog = { text: '' }; // sluice's stderr so far
   let exitInfo = null; // {code, signal} once sluice has exited
   let exited; // resolves with exitInfo
   let stderrEnded; // resolves when sluice's stderr has been read to its end
@@ -96,21 +97,10 @@ describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 1
     };
     await writeFile(configFile, `${JSON.stringify(config, null, 2)}\n`);
 
-    transport = new StdioClientTransport({
-      command: SLUICE_BINARY,
-      args: ['serve', '--no-discover', '--config', configFile],
-      env: { ...process.env, HOME: workDir },
-      cwd: workDir,
-      stderr: 'pipe',
-    });
-    // The PassThrough exists before start(), so no early output is lost.
-    transport.stderr.setEncoding('utf8');
-    transport.stderr.on('data', (chunk) => { stderrText += chunk; });
-    stderrEnded = new Promise((resolve) => transport.stderr.once('end', resolve));
-
-    client = new Client({ name: 'sluice-e2e', version: '1.0.0' });
-    await within(REQUEST_TIMEOUT_MS + 5_000, 'connect + initialize',
-      client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }));
+    const started = await startSluice({ Client, StdioClientTransport, binary: SLUICE_BINARY,
+      configFile, workDir, clientName: 'sluice-e2e', timeoutMs: REQUEST_TIMEOUT_MS });
+    ({ transport, client, stderrEnded } = started);
+    stderrLog = started.stderr;
 
     // StdioClientTransport keeps its ChildProcess private (SDK 1.32.2: `_process`); we need it
     // to observe sluice's own exit and to notice when close() had to fall back to signals.
@@ -232,8 +222,8 @@ describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 1
       }
       // The gateway still answers afterwards. (stderr is checked again, complete, in step 7.)
       await client.ping({ timeout: REQUEST_TIMEOUT_MS });
-      assert.ok(!stderrText.includes(SENTINEL), 'sluice stderr does not contain the sentinel');
-      assert.ok(!stderrText.includes(String(SENTINEL_NUMBER)), 'sluice stderr does not contain the number');
+      assert.ok(!stderrLog.text.includes(SENTINEL), 'sluice stderr does not contain the sentinel');
+      assert.ok(!stderrLog.text.includes(String(SENTINEL_NUMBER)), 'sluice stderr does not contain the number');
     });
 
   it('6. health reports everything online', { timeout: STEP_TIMEOUT_MS }, async () => {
@@ -270,11 +260,11 @@ describe('sluice driven by the official MCP TypeScript SDK client', { timeout: 1
         throw err;
       });
 
-    assert.ok(!stderrText.includes(SENTINEL), 'sluice stderr never contained the sentinel');
-    assert.ok(!stderrText.includes(String(SENTINEL_NUMBER)), 'sluice stderr never contained the number');
+    assert.ok(!stderrLog.text.includes(SENTINEL), 'sluice stderr never contained the sentinel');
+    assert.ok(!stderrLog.text.includes(String(SENTINEL_NUMBER)), 'sluice stderr never contained the number');
 
     // Last, so a failure here still reports the checks above.
-    const story = `\n${timeline.join('\n')}\nsluice stderr:\n${stderrText}`;
+    const story = `\n${timeline.join('\n')}\nsluice stderr:\n${stderrLog.text}`;
     assert.deepEqual(forcedSignals, [], `sluice exits on stdin EOF without being signalled${story}`);
     assert.equal(signal, null, `sluice was not killed by a signal${story}`);
     assert.equal(code, 0, `sluice exit status${story}`);
