@@ -171,6 +171,9 @@ class Gateway::ClientHandler : public mcp::Handler {
           gateway_.aggregate_tools_page(cursor, kToolsPageSize, meta_tools().list_result));
     } else if (method == "tools/call") {
       co_await call(request);
+    } else if (gateway_.options().expose_all) {
+      bool routed = co_await gateway_.route_aggregate(request);
+      if (!routed) request.respond_error(rpc::code::kMethodNotFound, "Method not found");
     } else {
       request.respond_error(rpc::code::kMethodNotFound, "Method not found");
     }
@@ -188,8 +191,14 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     bj::object result;
     result["protocolVersion"] = mcp::negotiate(requested);
-    result["capabilities"] =
-        bj::object{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}}};
+    bj::object capabilities{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}}};
+    if (gateway_.options().expose_all) {
+      capabilities["prompts"] = bj::object{{"listChanged", true}};
+      capabilities["resources"] = bj::object{{"subscribe", true}, {"listChanged", true}};
+      capabilities["logging"] = bj::object();
+      capabilities["completions"] = bj::object();
+    }
+    result["capabilities"] = std::move(capabilities);
     result["serverInfo"] =
         bj::object{{"name", "sluice"}, {"title", "sluice MCP gateway"},
                    {"version", gateway_.options().version}};

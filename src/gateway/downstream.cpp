@@ -232,7 +232,13 @@ asio::awaitable<bool> Downstream::start() {
                    asio::detached);
   });
 
-  bool ok = co_await handshake() && co_await list_tools();
+  bool ok = co_await handshake();
+  if (ok) ok = co_await list_tools();
+  // Prompts and resources matter only when they are aggregated.
+  if (ok && events_.relay_request) {
+    bool listed = co_await list_other();
+    ok = listed;
+  }
   if (ok && (!session_ || session_->closed())) {
     fail("the server exited while starting");
     ok = false;
@@ -278,6 +284,8 @@ asio::awaitable<bool> Downstream::handshake() {
     co_return false;
   }
   protocol_version_ = std::string(v.get_string());
+  auto caps = cj::member_span(reply.message->result(), "capabilities");
+  server_capabilities_ = caps ? std::string(cj::trim(*caps)) : "{}";
   session_->notify("notifications/initialized", "");
   co_return true;
 }
@@ -351,6 +359,69 @@ asio::awaitable<bool> Downstream::list_tools() {
   co_return true;
 }
 
+bool Downstream::offers(std::string_view capability) const {
+  return cj::member_span(server_capabilities_, capability).has_value();
+}
+
+asio::awaitable<bool> Downstream::list_items(std::string method, std::string key,
+                                             std::vector<std::string>& out) {
+  std::vector<std::string> items;
+  std::string cursor;
+  cj::ParseLimits parse_limits{limits_.max_json_depth};
+  for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
+    std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
+    auto reply = co_await session_->request(method, params, limits_.list_timeout);
+    if (!reply.ok()) {
+      fail(method + " failed");
+      co_return false;
+    }
+    std::string_view result = reply.message->result();
+    auto list = cj::member_span(result, key);
+    auto parsed = list ? cj::parse_strict(*list, parse_limits)
+                       : boost::system::result<bj::value, cj::ParseError>(bj::array());
+    if (!parsed || !parsed->is_array()) {
+      fail(method + " answered with a malformed list");
+      co_return false;
+    }
+    for (const auto& item : parsed->get_array()) {
+      if (item.is_object() && items.size() < limits_.max_tools_per_server) {
+        items.push_back(bj::serialize(item));
+      }
+    }
+    auto next = cj::member_span(result, "nextCursor");
+    if (!next || cj::trim(*next) == "null") break;
+    cursor = std::string(cj::trim(*next));
+  }
+  out = std::move(items);
+  co_return true;
+}
+
+asio::awaitable<bool> Downstream::list_other() {
+  // Plain statements: no temporaries inside a conditional co_await (GCC 12 destroys them
+  // twice).
+  if (offers("prompts")) {
+    bool ok = co_await list_items("prompts/list", "prompts", prompts_);
+    if (!ok) co_return false;
+  }
+  if (offers("resources")) {
+    bool ok = co_await list_items("resources/list", "resources", resources_);
+    if (!ok) co_return false;
+    ok = co_await list_items("resources/templates/list", "resourceTemplates",
+                             resource_templates_);
+    if (!ok) co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<mcp::Reply> Downstream::forward(std::string method, std::string params,
+                                                std::chrono::milliseconds timeout,
+                                                mcp::CancelSignal* cancel) {
+  if (!session_ || status_ != Status::online) co_return mcp::Reply{mcp::Reply::Status::closed, {}};
+  auto session = session_;
+  mcp::Reply reply = co_await session->request(std::move(method), std::move(params), timeout, cancel);
+  co_return reply;
+}
+
 asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
                                                   std::string_view arguments_json,
                                                   std::chrono::milliseconds timeout,
@@ -409,14 +480,19 @@ void Downstream::on_notification(const rpc::Message& message) {
         io_,
         [this]() -> asio::awaitable<void> {
           relist_pending_ = false;
-          if (status_ == Status::online && co_await list_tools() && events_.tools_changed) {
-            events_.tools_changed();
-          }
+          if (status_ != Status::online) co_return;
+          bool listed = co_await list_tools();
+          if (listed && events_.tools_changed) events_.tools_changed();
         },
         asio::detached);
   } else if (message.method() == "notifications/progress") {
     if (events_.progress) events_.progress(message.params());
-  } else if (message.method() == "notifications/message") {
+  } else if (message.method() == "notifications/prompts/list_changed" ||
+             message.method() == "notifications/resources/list_changed") {
+    if (status_ != Status::online || !events_.relay_request) return;
+    asio::co_spawn(io_, relist_other(message.method()), asio::detached);
+  } else if (message.method() == "notifications/message" ||
+             message.method() == "notifications/resources/updated") {
     if (events_.relay_notification) events_.relay_notification(message.method(), message.params());
   }
 }
@@ -592,6 +668,11 @@ asio::awaitable<void> Downstream::stop(std::string reason) {
   if (child_) co_await teardown(true);
   if (status_ != Status::unsupported_transport) status_ = Status::offline;
   last_error_ = std::move(reason);
+}
+
+asio::awaitable<void> Downstream::relist_other(std::string notification) {
+  bool listed = co_await list_other();
+  if (listed && events_.relay_notification) events_.relay_notification(notification, "");
 }
 
 asio::awaitable<bool> Downstream::relist() {

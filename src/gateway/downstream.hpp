@@ -101,6 +101,17 @@ class Downstream {
                                         std::string_view progress_token,
                                         const mcp::CallTracking* tracking = nullptr);
 
+  // Prompts, resources and resource templates (each item's JSON text as listed), known when
+  // the server offers them; listed after the tools.
+  const std::vector<std::string>& prompts() const { return prompts_; }
+  const std::vector<std::string>& resources() const { return resources_; }
+  const std::vector<std::string>& resource_templates() const { return resource_templates_; }
+  bool offers(std::string_view capability) const;
+  // Sends one request as it is and returns the answer (aggregate-mode routing).
+  asio::awaitable<mcp::Reply> forward(std::string method, std::string params,
+                                      std::chrono::milliseconds timeout,
+                                      mcp::CancelSignal* cancel);
+
   // The admission of one tool (created at first use with its resolved budget).
   ToolAdmission& admission(const ToolEntry& tool);
   // A1: the tool's override, else the server's default, else the class default.
@@ -130,6 +141,12 @@ class Downstream {
   asio::awaitable<bool> start();
   asio::awaitable<bool> handshake();
   asio::awaitable<bool> list_tools();
+  // Lists every page of `method` (prompts/list, resources/list, resources/templates/list)
+  // into `out` as the items' JSON texts.
+  asio::awaitable<bool> list_items(std::string method, std::string key,
+                                   std::vector<std::string>& out);
+  asio::awaitable<bool> list_other();
+  asio::awaitable<void> relist_other(std::string notification);
   asio::awaitable<void> drain_stderr(std::shared_ptr<asio::posix::stream_descriptor> err);
   asio::awaitable<void> watch_exit(std::shared_ptr<asio::posix::stream_descriptor> pidfd);
   asio::awaitable<void> teardown(bool orderly);
@@ -154,6 +171,8 @@ class Downstream {
   std::string protocol_version_;
   bool tools_known_ = false;
   std::vector<ToolEntry> tools_;
+  std::vector<std::string> prompts_, resources_, resource_templates_;
+  std::string server_capabilities_;  // the server's initialize capabilities (JSON text)
   std::uint64_t generation_ = 0;
 
   std::unique_ptr<process::Child> child_;

@@ -103,6 +103,9 @@ class Gateway {
   // listed), then one page of tools/list: the meta-tools when exposed, then each server's
   // tools named `server__tool`. `cursor` is the opaque text of a previous nextCursor.
   asio::awaitable<void> start_all();
+  // Aggregate mode: prompts/*, resources/*, completion/complete and logging/setLevel, routed
+  // to the owning server(s). False when `request` is none of them.
+  asio::awaitable<bool> route_aggregate(mcp::IncomingRequest& request);
   std::string aggregate_tools_page(std::string_view cursor, std::size_t page_size,
                                    const std::string& meta_tools_json) const;
   const std::vector<std::unique_ptr<Downstream>>& downstreams() const { return downstreams_; }
@@ -150,6 +153,8 @@ class Gateway {
   // Where a downstream's request to the client goes (aggregate mode): the newest live
   // client session (with stdio, the one client).
   std::shared_ptr<mcp::Session> relay_target();
+  // The server listing resource `uri`, else the first whose template prefix matches it.
+  Downstream* owner_of_uri(std::string_view uri);
   asio::awaitable<mcp::Reply> relay_to_client(std::string method, std::string params);
   AuditRing audit_{256};
   std::set<std::string> operations_;  // servers with a restart/disconnect under way

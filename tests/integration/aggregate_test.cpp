@@ -174,5 +174,54 @@ TEST_F(AggregateRelay, ADownstreamsLogMessagesReachTheClient) {
   EXPECT_EQ(logs, 3u);
 }
 
+
+TEST_F(AggregateRelay, PromptsAreListedAsServerPromptAndRoutedBack) {
+  auto init_caps = sluice_->request("initialize",
+                                    R"({"protocolVersion":"2025-11-25","capabilities":{},)"
+                                    R"("clientInfo":{"name":"again","version":"1"}})");
+  EXPECT_TRUE(init_caps.at("result").at("capabilities").as_object().contains("prompts"));
+  auto list = sluice_->request("prompts/list", "{}").at("result").at("prompts").as_array();
+  std::vector<std::string> names;
+  for (const auto& p : list) names.emplace_back(p.at("name").as_string());
+  EXPECT_NE(std::find(names.begin(), names.end(), "conf__test_prompt_with_arguments"),
+            names.end());
+  auto got = sluice_->request("prompts/get",
+                              R"({"name":"conf__test_prompt_with_arguments",)"
+                              R"("arguments":{"arg1":"one","arg2":"two"}})");
+  ASSERT_TRUE(got.as_object().contains("result")) << bj::serialize(got);
+  EXPECT_NE(bj::serialize(got).find("one"), std::string::npos);
+  auto unknown = sluice_->request("prompts/get", R"({"name":"nope__x"})");
+  EXPECT_EQ(unknown.at("error").at("code"), -32602);
+}
+
+TEST_F(AggregateRelay, ResourcesAreListedAndReadThroughTheirServer) {
+  auto list = sluice_->request("resources/list", "{}").at("result").at("resources").as_array();
+  bool found = false;
+  for (const auto& r : list) found = found || r.at("uri") == "test://static-text";
+  EXPECT_TRUE(found);
+  auto read = sluice_->request("resources/read", R"({"uri":"test://static-text"})");
+  ASSERT_TRUE(read.as_object().contains("result")) << bj::serialize(read);
+  EXPECT_EQ(read.at("result").at("contents").at(0).at("uri"), "test://static-text");
+  auto templated = sluice_->request("resources/read", R"({"uri":"test://template/123/data"})");
+  ASSERT_TRUE(templated.as_object().contains("result")) << bj::serialize(templated);
+  EXPECT_NE(bj::serialize(templated).find("123"), std::string::npos);
+  auto missing = sluice_->request("resources/read", R"({"uri":"nowhere://x"})");
+  EXPECT_EQ(missing.at("error").at("code"), -32002);
+  auto templates = sluice_->request("resources/templates/list", "{}");
+  EXPECT_FALSE(templates.at("result").at("resourceTemplates").as_array().empty());
+  auto sub = sluice_->request("resources/subscribe", R"({"uri":"test://watched-resource"})");
+  EXPECT_TRUE(sub.as_object().contains("result")) << bj::serialize(sub);
+}
+
+TEST_F(AggregateRelay, CompletionAndLogLevelGoToTheOwningServer) {
+  auto c = sluice_->request("completion/complete",
+                            R"({"ref":{"type":"ref/prompt","name":"conf__test_prompt_with_arguments"},)"
+                            R"("argument":{"name":"arg1","value":"x"}})");
+  ASSERT_TRUE(c.as_object().contains("result")) << bj::serialize(c);
+  EXPECT_TRUE(c.at("result").as_object().contains("completion"));
+  auto level = sluice_->request("logging/setLevel", R"({"level":"warning"})");
+  EXPECT_TRUE(level.as_object().contains("result")) << bj::serialize(level);
+}
+
 }  // namespace
 }  // namespace sluice::test

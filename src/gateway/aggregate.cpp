@@ -1,0 +1,166 @@
+// Aggregate mode (`--expose all`) beyond tools: prompts named `server__prompt`, resources
+// and templates listed as their servers give them (routed back by URI), and the requests
+// that belong to one server (prompts/get, resources/read, subscribe, completion) forwarded
+// to it; logging/setLevel goes to every server that offers logging.
+#include "core/json.hpp"
+#include "gateway/gateway.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <charconv>
+
+namespace sluice::gateway {
+namespace bj = boost::json;
+namespace cj = core::json;
+
+namespace {
+
+constexpr std::size_t kPageSize = 100;
+
+// One page of `all` under `key`, with a nextCursor (the next position) when more remain.
+std::string page_of(std::vector<bj::value> all, std::string_view cursor, const char* key) {
+  std::size_t start = 0;
+  if (!cursor.empty()) {
+    auto [ptr, ec] = std::from_chars(cursor.data(), cursor.data() + cursor.size(), start);
+    if (ec != std::errc() || ptr != cursor.data() + cursor.size()) start = all.size();
+  }
+  bj::array page;
+  for (std::size_t i = start; i < all.size() && page.size() < kPageSize; ++i) {
+    page.push_back(std::move(all[i]));
+  }
+  bj::object out;
+  out[key] = std::move(page);
+  if (start + kPageSize < all.size()) out["nextCursor"] = std::to_string(start + kPageSize);
+  return bj::serialize(out);
+}
+
+std::string string_member(std::string_view object_text, std::string_view key) {
+  auto span = cj::member_span(object_text, key);
+  if (!span) return {};
+  bj::error_code ec;
+  bj::value v = bj::parse(*span, ec);
+  return !ec && v.is_string() ? std::string(v.get_string()) : std::string();
+}
+
+void answer(mcp::IncomingRequest& request, const mcp::Reply& reply) {
+  if (reply.status == mcp::Reply::Status::result) {
+    request.respond_result(reply.message->result());
+  } else if (reply.status == mcp::Reply::Status::error) {
+    request.respond_error_raw(reply.message->error());
+  } else if (reply.status != mcp::Reply::Status::cancelled) {
+    request.respond_error(rpc::code::kInternalError, "the server did not answer");
+  }
+}
+
+}  // namespace
+
+Downstream* Gateway::owner_of_uri(std::string_view uri) {
+  for (auto& d : downstreams_) {
+    for (const auto& r : d->resources()) {
+      if (string_member(r, "uri") == uri) return d.get();
+    }
+  }
+  for (auto& d : downstreams_) {
+    for (const auto& t : d->resource_templates()) {
+      std::string tmpl = string_member(t, "uriTemplate");
+      std::string prefix = tmpl.substr(0, tmpl.find('{'));
+      if (!prefix.empty() && uri.substr(0, prefix.size()) == prefix) return d.get();
+    }
+  }
+  return nullptr;
+}
+
+asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
+  const rpc::Message& m = request.message();
+  const std::string& method = m.method();
+  std::string params = m.params().empty() ? std::string("{}") : std::string(m.params());
+  std::string cursor = string_member(params, "cursor");
+  const auto timeout = options_.limits.default_call_timeout;
+
+  if (method == "prompts/list") {
+    co_await start_all();
+    std::vector<bj::value> all;
+    for (const auto& d : downstreams_) {
+      for (const auto& p : d->prompts()) {
+        bj::value v = bj::parse(p);
+        v.as_object()["name"] = d->name() + "__" + std::string(v.at("name").as_string());
+        all.push_back(std::move(v));
+      }
+    }
+    request.respond_result(page_of(std::move(all), cursor, "prompts"));
+    co_return true;
+  }
+  if (method == "resources/list" || method == "resources/templates/list") {
+    co_await start_all();
+    bool templates = method == "resources/templates/list";
+    std::vector<bj::value> all;
+    for (const auto& d : downstreams_) {
+      for (const auto& r : templates ? d->resource_templates() : d->resources()) {
+        all.push_back(bj::parse(r));
+      }
+    }
+    request.respond_result(
+        page_of(std::move(all), cursor, templates ? "resourceTemplates" : "resources"));
+    co_return true;
+  }
+  if (method == "prompts/get") {
+    std::string name = string_member(params, "name");
+    std::size_t sep = name.find("__");
+    Downstream* d = sep == std::string::npos ? nullptr : find(name.substr(0, sep));
+    if (!d) {
+      request.respond_error(rpc::code::kInvalidParams, "Invalid params: unknown prompt");
+      co_return true;
+    }
+    bj::value p = bj::parse(params);
+    p.as_object()["name"] = name.substr(sep + 2);
+    mcp::Reply reply =
+        co_await d->forward(method, bj::serialize(p), timeout, &request.cancel_signal());
+    answer(request, reply);
+    co_return true;
+  }
+  if (method == "resources/read" || method == "resources/subscribe" ||
+      method == "resources/unsubscribe") {
+    Downstream* d = owner_of_uri(string_member(params, "uri"));
+    if (!d) {
+      request.respond_error(-32002, "Resource not found");
+      co_return true;
+    }
+    mcp::Reply reply = co_await d->forward(method, params, timeout, &request.cancel_signal());
+    answer(request, reply);
+    co_return true;
+  }
+  if (method == "completion/complete") {
+    bj::value p = bj::parse(params);
+    bj::object* ref = p.as_object().if_contains("ref") ? p.at("ref").if_object() : nullptr;
+    Downstream* d = nullptr;
+    if (ref && ref->if_contains("name") && ref->at("name").is_string()) {
+      std::string name(ref->at("name").as_string());
+      std::size_t sep = name.find("__");
+      if (sep != std::string::npos && (d = find(name.substr(0, sep)))) {
+        (*ref)["name"] = name.substr(sep + 2);
+      }
+    } else if (ref && ref->if_contains("uri") && ref->at("uri").is_string()) {
+      d = owner_of_uri(ref->at("uri").as_string());
+    }
+    if (!d) {
+      request.respond_error(rpc::code::kInvalidParams, "Invalid params: unknown reference");
+      co_return true;
+    }
+    mcp::Reply reply =
+        co_await d->forward(method, bj::serialize(p), timeout, &request.cancel_signal());
+    answer(request, reply);
+    co_return true;
+  }
+  if (method == "logging/setLevel") {
+    for (auto& d : downstreams_) {
+      if (d->status() != Status::online || !d->offers("logging")) continue;
+      co_await d->forward(method, params, timeout, nullptr);
+    }
+    request.respond_result("{}");
+    co_return true;
+  }
+  co_return false;
+}
+
+}  // namespace sluice::gateway
