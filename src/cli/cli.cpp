@@ -81,11 +81,17 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}))
       ->capture_default_str();
 
+  bool passthrough = false;
+  app.add_flag("--passthrough", passthrough,
+               "With --expose all and exactly one server: show its names without a prefix");
+
   CommonOptions serve_opts;
   auto* serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
   add_common(*serve, serve_opts);
   serve->add_option("--expose", expose, "What the client sees: meta, all, or meta,all")
       ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}));
+  serve->add_flag("--passthrough", passthrough,
+                  "With --expose all and exactly one server: show its names without a prefix");
 
   CommonOptions call_opts;
   std::string tool_id, args = "{}";
@@ -124,6 +130,7 @@ int run(int argc, char** argv) {
   CommonOptions& chosen = *serve ? serve_opts : common;
   chosen.expose_meta = expose.find("meta") != std::string::npos;
   chosen.expose_all = expose.find("all") != std::string::npos;
+  chosen.passthrough = passthrough;
   return serve_stdio(chosen);
 }
 

@@ -100,11 +100,19 @@ int serve_stdio(const CommonOptions& options) {
   }
 
   auto config = load_config(options);
+  if (options.passthrough && (!options.expose_all || config->servers.size() != 1)) {
+    // gw_startup_stop: a configuration that cannot be served as asked stops here.
+    core::log::error("--passthrough needs --expose all and exactly one configured server ({} "
+                     "configured)",
+                     config->servers.size());
+    return 2;
+  }
   asio::io_context io;
   gateway::GatewayOptions gw_options;
   gw_options.limits = options.limits;
   gw_options.expose_meta = options.expose_meta;
   gw_options.expose_all = options.expose_all;
+  gw_options.passthrough = options.passthrough;
   gateway::Gateway gw(io, config, gw_options);
 
   mcp::SessionOptions session_options;

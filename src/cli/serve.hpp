@@ -19,6 +19,7 @@ struct CommonOptions {
   bool no_discover = false;  // read only the --config files
   bool expose_meta = true;   // --expose meta (default)
   bool expose_all = false;   // --expose all
+  bool passthrough = false;  // --passthrough (one server, no name prefix)
   core::Limits limits;
 };
 

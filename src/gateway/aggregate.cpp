@@ -84,7 +84,7 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
     for (const auto& d : downstreams_) {
       for (const auto& p : d->prompts()) {
         bj::value v = bj::parse(p);
-        v.as_object()["name"] = d->name() + "__" + std::string(v.at("name").as_string());
+        v.as_object()["name"] = public_name(*d, v.at("name").as_string());
         all.push_back(std::move(v));
       }
     }
@@ -105,15 +105,13 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
     co_return true;
   }
   if (method == "prompts/get") {
-    std::string name = string_member(params, "name");
-    std::size_t sep = name.find("__");
-    Downstream* d = sep == std::string::npos ? nullptr : find(name.substr(0, sep));
+    auto [d, own_name] = resolve_public(string_member(params, "name"));
     if (!d) {
       request.respond_error(rpc::code::kInvalidParams, "Invalid params: unknown prompt");
       co_return true;
     }
     bj::value p = bj::parse(params);
-    p.as_object()["name"] = name.substr(sep + 2);
+    p.as_object()["name"] = own_name;
     mcp::Reply reply =
         co_await d->forward(method, bj::serialize(p), timeout, &request.cancel_signal());
     answer(request, reply);
@@ -135,11 +133,9 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
     bj::object* ref = p.as_object().if_contains("ref") ? p.at("ref").if_object() : nullptr;
     Downstream* d = nullptr;
     if (ref && ref->if_contains("name") && ref->at("name").is_string()) {
-      std::string name(ref->at("name").as_string());
-      std::size_t sep = name.find("__");
-      if (sep != std::string::npos && (d = find(name.substr(0, sep)))) {
-        (*ref)["name"] = name.substr(sep + 2);
-      }
+      auto resolved = resolve_public(ref->at("name").as_string());
+      d = resolved.first;
+      if (d) (*ref)["name"] = resolved.second;
     } else if (ref && ref->if_contains("uri") && ref->at("uri").is_string()) {
       d = owner_of_uri(ref->at("uri").as_string());
     }

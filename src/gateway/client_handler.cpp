@@ -219,7 +219,8 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     int index = gateway_.options().expose_meta ? meta_tool_index(name.get_string()) : -1;
     std::string_view tool_name = name.get_string();
-    if (index < 0 && gateway_.options().expose_all && tool_name.find("__") != npos) {
+    if (index < 0 && gateway_.options().expose_all &&
+        (gateway_.options().passthrough || tool_name.find("__") != npos)) {
       co_await call_aggregated(request, tool_name);
       co_return;
     }
@@ -286,9 +287,12 @@ class Gateway::ClientHandler : public mcp::Handler {
   // Aggregate mode: `server__tool` is gateway.invoke of `server::tool` with the arguments
   // as sent (validated against the tool's schema, admitted, passed through).
   asio::awaitable<void> call_aggregated(mcp::IncomingRequest& request, std::string_view name) {
-    std::size_t sep = name.find("__");
-    std::string tool_id =
-        std::string(name.substr(0, sep)) + "::" + std::string(name.substr(sep + 2));
+    auto [server, own_name] = gateway_.resolve_public(name);
+    if (!server) {
+      request.respond_error(rpc::code::kInvalidParams, "Unknown tool");
+      co_return;
+    }
+    std::string tool_id = server->name() + "::" + own_name;
     std::string_view params = request.message().params();
     std::string_view arguments = "{}";
     if (auto a = cj::member_span(params, "arguments")) arguments = cj::trim(*a);

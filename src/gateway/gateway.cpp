@@ -116,6 +116,20 @@ std::vector<pid_t> Gateway::child_pids() const {
   return pids;
 }
 
+std::string Gateway::public_name(const Downstream& server, std::string_view name) const {
+  if (options_.passthrough) return std::string(name);
+  return server.name() + "__" + std::string(name);
+}
+
+std::pair<Downstream*, std::string> Gateway::resolve_public(std::string_view name) {
+  if (options_.passthrough) {
+    return {downstreams_.empty() ? nullptr : downstreams_.front().get(), std::string(name)};
+  }
+  std::size_t sep = name.find("__");
+  if (sep == std::string_view::npos) return {nullptr, {}};
+  return {find(name.substr(0, sep)), std::string(name.substr(sep + 2))};
+}
+
 std::shared_ptr<mcp::Session> Gateway::relay_target() {
   for (auto it = list_subscribers_.rbegin(); it != list_subscribers_.rend(); ++it) {
     if (auto client = it->lock()) return client;
@@ -149,7 +163,7 @@ std::string Gateway::aggregate_tools_page(std::string_view cursor, std::size_t p
   for (const auto& d : downstreams_) {
     for (const auto& tool : d->tools()) {
       bj::value v = bj::parse(tool.raw);
-      v.as_object()["name"] = d->name() + "__" + tool.name;
+      v.as_object()["name"] = public_name(*d, tool.name);
       all.push_back(std::move(v));
     }
   }

@@ -41,6 +41,9 @@ struct GatewayOptions {
   // `server__tool` (aggregate mode, `--expose all`).
   bool expose_meta = true;
   bool expose_all = false;
+  // Aggregate mode with exactly one server: names are shown as the server gives them, with
+  // no `server__` prefix (for clients and test suites that expect the server's own names).
+  bool passthrough = false;
 };
 
 // The outcome of one tool invocation, as the MCP `result` of a tools/call: either the
@@ -103,6 +106,10 @@ class Gateway {
   // listed), then one page of tools/list: the meta-tools when exposed, then each server's
   // tools named `server__tool`. `cursor` is the opaque text of a previous nextCursor.
   asio::awaitable<void> start_all();
+  // Aggregate-mode names: `server__name`, or the bare name with passthrough. resolve_public
+  // gives the server and its own name for a public one (server nullptr when none).
+  std::string public_name(const Downstream& server, std::string_view name) const;
+  std::pair<Downstream*, std::string> resolve_public(std::string_view name);
   // Aggregate mode: prompts/*, resources/*, completion/complete and logging/setLevel, routed
   // to the owning server(s). False when `request` is none of them.
   asio::awaitable<bool> route_aggregate(mcp::IncomingRequest& request);

@@ -116,14 +116,16 @@ namespace {
 // reaches the client and the answer goes back; its log notifications reach the client.
 class AggregateRelay : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start({}); }
+  void start(std::vector<std::string> extra) {
     bj::object entry{{"command", CONFORMANCE_SERVER},
                      {"env", bj::object{{"SLUICE_FIXTURE_MARKER", marker_}}}};
     auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{"conf":)" + bj::serialize(entry) + "}}");
-    sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                 "all"},
-        dir_.path(), dir_.path());
+    std::vector<std::string> args{"serve", "--no-discover", "--config", cfg.string(), "--expose",
+                                  "all"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    if (sluice_) expect_clean_exit(*sluice_);
+    sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
     sluice_->request("initialize",
                      R"({"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},)"
                      R"("clientInfo":{"name":"relay-test","version":"1"}})");
@@ -211,6 +213,29 @@ TEST_F(AggregateRelay, ResourcesAreListedAndReadThroughTheirServer) {
   EXPECT_FALSE(templates.at("result").at("resourceTemplates").as_array().empty());
   auto sub = sluice_->request("resources/subscribe", R"({"uri":"test://watched-resource"})");
   EXPECT_TRUE(sub.as_object().contains("result")) << bj::serialize(sub);
+}
+
+TEST_F(AggregateRelay, PassthroughShowsTheServersOwnNames) {
+  start({"--passthrough"});
+  auto tools = sluice_->request("tools/list", "{}").at("result").at("tools").as_array();
+  bool bare = false;
+  for (const auto& t : tools) bare = bare || t.at("name") == "test_simple_text";
+  EXPECT_TRUE(bare);
+  auto r = sluice_->call_tool("test_simple_text", "{}");
+  EXPECT_FALSE(is_error(r)) << bj::serialize(r);
+  auto got = sluice_->request("prompts/get", R"({"name":"test_simple_prompt"})");
+  EXPECT_TRUE(got.as_object().contains("result")) << bj::serialize(got);
+}
+
+TEST(Passthrough, NeedsExactlyOneServer) {
+  TempDir dir;
+  auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"a":{"command":"/bin/true"},)"
+                                    R"("b":{"command":"/bin/true"}}})");
+  auto r = run_sluice({"serve", "--no-discover", "--config", cfg.string(), "--expose", "all",
+                       "--passthrough"},
+                      dir.path(), dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("exactly one configured server"), std::string::npos) << r.err;
 }
 
 TEST_F(AggregateRelay, CompletionAndLogLevelGoToTheOwningServer) {
