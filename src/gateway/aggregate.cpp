@@ -8,6 +8,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <charconv>
 
 namespace sluice::gateway {
@@ -77,9 +78,18 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
   std::string params = m.params().empty() ? std::string("{}") : std::string(m.params());
   std::string cursor = string_member(params, "cursor");
   const auto timeout = options_.limits.default_call_timeout;
+  static constexpr std::string_view kRouted[] = {
+      "prompts/list", "prompts/get", "resources/list", "resources/templates/list",
+      "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete",
+      "logging/setLevel"};
+  if (std::find(std::begin(kRouted), std::end(kRouted), method) == std::end(kRouted)) {
+    co_return false;
+  }
+  // A client may read, get or complete without listing first: every server must be running
+  // (and its lists known) before a name or URI can be routed.
+  co_await start_all();
 
   if (method == "prompts/list") {
-    co_await start_all();
     std::vector<bj::value> all;
     for (const auto& d : downstreams_) {
       for (const auto& p : d->prompts()) {
@@ -92,7 +102,6 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
     co_return true;
   }
   if (method == "resources/list" || method == "resources/templates/list") {
-    co_await start_all();
     bool templates = method == "resources/templates/list";
     std::vector<bj::value> all;
     for (const auto& d : downstreams_) {
