@@ -1,7 +1,8 @@
 #pragma once
 // A one-shot event for coroutines on one io_context: wait() until set() or a deadline.
-// Threading: the owning io_context thread only. Destroying an Event with waiters cancels
-// their timers (they resume seeing is_set() false).
+// Threading: the owning io_context thread only. The state is shared with every waiter, so
+// destroying (or replacing) an Event while coroutines wait on it is safe: their timers are
+// cancelled and they resume seeing is_set() false.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -10,42 +11,58 @@
 
 #include <chrono>
 #include <list>
+#include <memory>
 
 namespace sluice::core {
 
 class Event {
  public:
-  explicit Event(boost::asio::io_context& io) : io_(io) {}
+  explicit Event(boost::asio::io_context& io) : io_(io), state_(std::make_shared<State>()) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   ~Event() {
-    for (auto* t : waiters_) t->cancel();
+    state_->destroyed = true;
+    for (auto* t : state_->waiters) t->cancel();
   }
 
-  bool is_set() const { return set_; }
+  bool is_set() const { return state_->set; }
   void set() {
-    set_ = true;
-    for (auto* t : waiters_) t->cancel();
+    state_->set = true;
+    for (auto* t : state_->waiters) t->cancel();
   }
 
-  // Resumes when set or when `timeout` passes; returns is_set().
+  // Resumes when set, when `timeout` passes, or when the Event is destroyed; returns
+  // whether it was set.
   boost::asio::awaitable<bool> wait_for(std::chrono::steady_clock::duration timeout) {
-    if (set_) co_return true;
+    std::shared_ptr<State> state = state_;  // outlives this Event if need be
+    if (state->set) co_return true;
     boost::asio::steady_timer timer(io_, timeout);
-    auto it = waiters_.insert(waiters_.end(), &timer);
+    auto it = state->waiters.insert(state->waiters.end(), &timer);
     boost::system::error_code ec;
     co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
-    waiters_.erase(it);
-    co_return set_;
+    state->waiters.erase(it);
+    co_return state->set;
   }
+  // Waits until set (or until the Event is destroyed).
   boost::asio::awaitable<void> wait() {
-    while (!set_) co_await wait_for(std::chrono::hours(24));
+    std::shared_ptr<State> state = state_;
+    while (!state->set && !state->destroyed) {
+      boost::asio::steady_timer timer(io_, std::chrono::hours(24));
+      auto it = state->waiters.insert(state->waiters.end(), &timer);
+      boost::system::error_code ec;
+      co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+      state->waiters.erase(it);
+    }
   }
 
  private:
+  struct State {
+    bool set = false;
+    bool destroyed = false;
+    std::list<boost::asio::steady_timer*> waiters;
+  };
   boost::asio::io_context& io_;
-  bool set_ = false;
-  std::list<boost::asio::steady_timer*> waiters_;
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace sluice::core

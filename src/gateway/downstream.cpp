@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include <csignal>
+#include <typeinfo>
 #include <unistd.h>
 
 namespace sluice::gateway {
@@ -155,6 +156,26 @@ std::chrono::milliseconds Downstream::backoff_delay() const {
 }
 
 asio::awaitable<bool> Downstream::start() {
+  // Whatever goes wrong inside (EMFILE, bad_alloc), waiters are released and the child
+  // does not outlive the failure.
+  bool threw = false;
+  bool ok = false;
+  try {
+    ok = co_await start_impl();
+  } catch (const std::exception& e) {
+    threw = true;
+    core::log::error("server {}: start failed ({})", config_.name, typeid(e).name());
+  }
+  if (threw) {
+    fail("internal error while starting");
+    if (child_) co_await teardown(false);
+    status_ = Status::failed;
+    if (started_) started_->set();
+  }
+  co_return ok;
+}
+
+asio::awaitable<bool> Downstream::start_impl() {
   const auto* stdio = std::get_if<config::StdioServer>(&config_.transport);
   if (!stdio) co_return false;
   if (!config_.missing_variables.empty()) {
@@ -162,8 +183,9 @@ asio::awaitable<bool> Downstream::start() {
     co_return false;
   }
   // Leftovers of a previous run (a crash) are torn down before a new spawn.
-  if (tearing_down_) co_await teardown_done_->wait();
+  while (tearing_down_) co_await teardown_done_->wait();
   if (child_) co_await teardown(false);
+  if (shutting_down_) co_return false;
   status_ = Status::starting;
   started_ = std::make_unique<core::Event>(io_);
   ++generation_;
@@ -552,14 +574,20 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
   if (handling_end_ || shutting_down_) co_return;
   handling_end_ = true;
   // Its in-flight calls end at once (teardown closes the session), then the rest of its
-  // group is killed and it is reaped.
+  // group is killed and it is reaped. Until the outcome is known (a restart, or held),
+  // callers wait instead of starting it themselves.
   fail(std::move(reason));
+  status_ = Status::restarting;
+  restart_done_ = std::make_unique<core::Event>(io_);
   // A closed stdout is often seen a moment before the exit itself: wait for it briefly, so
   // that how it ended (a foreign kill or not) is read before sluice signals anything.
   if (exited_ && !exited_->is_set()) co_await exited_->wait_for(limits_.exit_observe_grace);
   co_await teardown(false);
   handling_end_ = false;
-  if (shutting_down_) co_return;
+  if (shutting_down_) {
+    restart_done_->set();
+    co_return;
+  }
   if (last_exit_ && last_exit_->signaled && !signalled_by_sluice_) {
     int sig = last_exit_->code;
     bool crash = sig == SIGSEGV || sig == SIGABRT || sig == SIGBUS || sig == SIGFPE ||
@@ -573,6 +601,7 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
                        "automatically: start it again with gateway.restart_server",
                        sig));
       if (events_.lifecycle) events_.lifecycle("external_kill", "held", generation_);
+      restart_done_->set();
       co_return;
     }
   }
@@ -584,7 +613,7 @@ asio::awaitable<void> Downstream::on_unexpected_end(std::string reason) {
 
 asio::awaitable<void> Downstream::restart_with_backoff() {
   // ds_auto_restart_after_exit: exponential backoff up to a cap, then failed and held.
-  restart_done_ = std::make_unique<core::Event>(io_);
+  // restart_done_ was created by on_unexpected_end, which callers already wait on.
   note_restart_path(config_.name, "ds_auto_restart_after_exit");
   if (events_.lifecycle) events_.lifecycle("crash", "restarting", generation_);
   std::string why = last_error_;
@@ -614,7 +643,12 @@ asio::awaitable<void> Downstream::restart_with_backoff() {
 }
 
 asio::awaitable<void> Downstream::teardown(bool orderly) {
-  if (!child_ || tearing_down_) co_return;
+  if (tearing_down_) {
+    // One teardown at a time; a second caller waits for it to finish.
+    co_await teardown_done_->wait();
+    co_return;
+  }
+  if (!child_) co_return;
   tearing_down_ = true;
   teardown_done_ = std::make_unique<core::Event>(io_);
   if (session_) session_->on_closed();

@@ -139,6 +139,7 @@ class Downstream {
  private:
   class PeerHandler;
   asio::awaitable<bool> start();
+  asio::awaitable<bool> start_impl();
   asio::awaitable<bool> handshake();
   asio::awaitable<bool> list_tools();
   // Lists every page of `method` (prompts/list, resources/list, resources/templates/list)

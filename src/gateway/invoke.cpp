@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <typeinfo>
 
 namespace sluice::gateway {
@@ -63,8 +64,11 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   ResolvedTool resolved = co_await resolve_tool(tool_id, true);
   if (!resolved.server) co_return refuse(resolved.refusal);
   Downstream* d = resolved.server;
+  // The tool list may be replaced while this call waits (list_changed, refresh, restart):
+  // nothing from the entry is used after the first suspension below.
   const ToolEntry* tool = resolved.tool;
-  std::string tool_label = d->name() + "::" + tool->name;
+  const std::string tool_name = tool->name;
+  std::string tool_label = d->name() + "::" + tool_name;
   if (tool->validator) {
     auto args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,
                                  cj::ParseLimits{options_.limits.max_json_depth});
@@ -80,6 +84,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
 
   // Admission (A1-A3): the tool's budget, then the client's cap, each with the queue.
   ToolAdmission& admission = d->admission(*tool);
+  tool = nullptr;
   const config::GatewayPolicy& policy = config_->policy;
   auto record = pending_.emplace(pending_.end());
   record->request_id = fmt::format("{}::{}", d->name(), next_request_++);
@@ -105,7 +110,9 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
     Budget* budget;
     const char* name;
   };
-  for (Stage stage : {Stage{&admission.budget, "tool"}, Stage{client_budget, "client"}}) {
+  // A named array: no initializer_list temporary lives across the co_await below.
+  const std::array<Stage, 2> stages{Stage{&admission.budget, "tool"}, Stage{client_budget, "client"}};
+  for (const Stage& stage : stages) {
     if (!stage.budget) continue;
     auto outcome = co_await stage.budget->acquire(policy.queue_timeout, &record->work_cancel);
     if (outcome == Budget::Outcome::granted) {
@@ -113,7 +120,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
       continue;
     }
     task->permit.release();
-    audit_.record({"refusal", record->client, d->name(), tool->name,
+    audit_.record({"refusal", record->client, d->name(), tool_name,
                    outcome == Budget::Outcome::cancelled  ? "cancelled_while_queued"
                    : outcome == Budget::Outcome::overflow ? "rejected_overflow"
                                                           : "rejected_queue_timeout",
@@ -133,13 +140,13 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
         co_return refuse(fmt::format(
             "server {}, tool {}: the {} budget of {} calls in flight is full and its queue "
             "({} waiting) is full; retry later",
-            d->name(), tool->name, stage.name, stage.budget->capacity(), policy.queue_size));
+            d->name(), tool_name, stage.name, stage.budget->capacity(), policy.queue_size));
       default:
         ++admission.counters.rejected_queue_timeout;
         co_return refuse(fmt::format(
             "server {}, tool {}: the {} budget of {} calls in flight stayed full for {} ms; "
             "retry later",
-            d->name(), tool->name, stage.name, stage.budget->capacity(),
+            d->name(), tool_name, stage.name, stage.budget->capacity(),
             policy.queue_timeout.count()));
     }
   }
@@ -148,7 +155,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   ++admission.counters.in_flight;
   task->server = d;
   task->admission = &admission;
-  task->tool_name = tool->name;
+  task->tool_name = tool_name;
   task->arguments = std::string(arguments_json);
   task->timeout = timeout;
   std::uint64_t route = 0;
@@ -186,6 +193,10 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
     case mcp::Reply::Status::closed:
       co_return refuse(fmt::format("server {} closed the connection during the call of {}",
                                    d->name(), tool_label));
+    case mcp::Reply::Status::cancelled:
+      // Cancelled after admission, before the request was sent.
+      if (task->operator_cancel) co_return refuse(tool_label + kCancelledByOperator);
+      co_return InvokeOutcome{false, {}, true};
     default:
       co_return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
   }
@@ -226,6 +237,7 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
       case mcp::Reply::Status::result: ++admission.counters.completed; break;
       case mcp::Reply::Status::error: ++admission.counters.errored; break;
       case mcp::Reply::Status::expired: ++admission.counters.expired; break;
+      case mcp::Reply::Status::cancelled: ++admission.counters.cancelled_while_queued; break;
       default: ++admission.counters.transport_lost; break;
     }
   }
@@ -251,6 +263,7 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
   task->record_live = false;
   pending_.erase(task->record);
   if (pending_.empty() && idle_) idle_->set();
+  task->operator_cancel = task->operator_cancel || record.cancelled_by_operator;
   task->ended = !task->reply.abandoned;
   task->settled.set();
 }

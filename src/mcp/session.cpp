@@ -167,7 +167,7 @@ void Session::on_oversized_frame(std::string_view head, std::size_t total_bytes)
     std::uint64_t n = 0;
     std::string_view digits = std::string_view(*key).substr(2);
     std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (auto it = pending_.find(n); it != pending_.end()) {
+    if (auto it = pending_.find(n); it != pending_.end() && !it->second->settled()) {
       it->second->status = Reply::Status::error;
       auto err = rpc::parse(rpc::make_error(std::to_string(n), rpc::code::kInternalError,
                                             "response too large"),
@@ -183,6 +183,7 @@ void Session::on_closed() {
   if (closed_) return;
   closed_ = true;
   for (auto& [id, call] : pending_) {
+    if (call->settled()) continue;  // its answer arrived first: keep it
     call->status = Reply::Status::closed;
     call->timer.cancel();
   }
@@ -287,6 +288,9 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   Reply reply;
   auto deadline = call.timer.expiry();
   for (;;) {
+    // Settled already (e.g. the transport closed while we sent notifications/cancelled, so
+    // its timer cancel found no waiter): do not wait.
+    if (call.settled()) break;
     boost::system::error_code ec;
     co_await call.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (call.settled()) break;
