@@ -259,11 +259,11 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
                      .count(),
                  task->server->generation()});
   if (admission.counters.in_flight > 0) --admission.counters.in_flight;
+  task->operator_cancel = task->operator_cancel || record.cancelled_by_operator;
   task->permit.release();
   task->record_live = false;
-  pending_.erase(task->record);
+  pending_.erase(task->record);  // `record` is gone from here on
   if (pending_.empty() && idle_) idle_->set();
-  task->operator_cancel = task->operator_cancel || record.cancelled_by_operator;
   task->ended = !task->reply.abandoned;
   task->settled.set();
 }
