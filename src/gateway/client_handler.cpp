@@ -322,8 +322,11 @@ class Gateway::ClientHandler : public mcp::Handler {
     if (auto meta = cj::member_span(request.message().params(), "_meta")) {
       if (auto token = cj::member_span(*meta, "progressToken")) progress_token = cj::trim(*token);
     }
+    // The arguments' DOM was built with the meta-tool's own (it lives in the caller's frame).
+    const bj::value* parsed = args.if_contains("arguments");
     auto outcome = co_await gateway_.invoke(tool_id, arguments, timeout, &request.cancel_signal(),
-                                            progress_token, session_, &client_budget_, "stdio");
+                                            progress_token, session_, &client_budget_, "stdio",
+                                            parsed);
     if (outcome.answered) request.respond_result(outcome.result_json);
   }
 

@@ -71,14 +71,17 @@ class Gateway {
 
   // gateway.invoke without a client (the `sluice call` command and the handler).
   // Admission (the tool's budget, then `client_budget` when given), then the call; the
-  // permits belong to the downstream request (GATEWAY-INVARIANTS §2-§3).
+  // permits belong to the downstream request (GATEWAY-INVARIANTS §2-§3). `parsed_arguments`,
+  // when the caller already holds the arguments' DOM (it must outlive the call), spares a
+  // second parse for validation; the text is what is sent.
   asio::awaitable<InvokeOutcome> invoke(std::string_view tool_id, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
                                         mcp::CancelSignal* cancel,
                                         std::string_view client_progress_token,
                                         std::weak_ptr<mcp::Session> client,
                                         Budget* client_budget = nullptr,
-                                        std::string client_label = "cli");
+                                        std::string client_label = "cli",
+                                        const boost::json::value* parsed_arguments = nullptr);
 
   // gateway.list_pending and gateway.cancel bodies (CallToolResult texts).
   std::string list_pending(std::optional<std::string_view> server) const;

@@ -59,7 +59,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
                                                mcp::CancelSignal* cancel,
                                                std::string_view client_progress_token,
                                                std::weak_ptr<mcp::Session> client,
-                                               Budget* client_budget, std::string client_label) {
+                                               Budget* client_budget, std::string client_label,
+                                               const bj::value* parsed_arguments) {
   auto refuse = [](std::string text) { return InvokeOutcome{true, error_result(text), true}; };
   ResolvedTool resolved = co_await resolve_tool(tool_id, true);
   if (!resolved.server) co_return refuse(resolved.refusal);
@@ -70,10 +71,13 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   const std::string tool_name = tool->name;
   std::string tool_label = d->name() + "::" + tool_name;
   if (tool->validator) {
-    auto args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,
-                                 cj::ParseLimits{options_.limits.max_json_depth});
-    if (!args) co_return refuse("arguments are not valid JSON: " + args.error().message);
-    auto problems = tool->validator->validate(*args);
+    boost::system::result<bj::value, cj::ParseError> args = bj::value();
+    if (!parsed_arguments) {
+      args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,
+                              cj::ParseLimits{options_.limits.max_json_depth});
+      if (!args) co_return refuse("arguments are not valid JSON: " + args.error().message);
+    }
+    auto problems = tool->validator->validate(parsed_arguments ? *parsed_arguments : *args);
     if (!problems.empty()) {
       std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);
       for (const auto& p : problems) text += "\n" + core::schema::format(p);
