@@ -92,6 +92,51 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}));
   serve->add_flag("--passthrough", passthrough,
                   "With --expose all and exactly one server: show its names without a prefix");
+  std::string transport = "stdio";
+  HttpCliOptions http;
+  serve->add_option("--transport", transport, "stdio, or http (Streamable HTTP on --host:--port)")
+      ->check(CLI::IsMember({"stdio", "http"}))
+      ->capture_default_str();
+  serve->add_option("--host", http.host, "HTTP: the address to listen on")->capture_default_str();
+  serve->add_option("--port", http.port, "HTTP: the port (0: any free one)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--port-file", http.port_file,
+                    "HTTP: write the bound port to this file once listening")
+      ->type_name("FILE");
+  serve->add_option("--state-dir", http.state_dir,
+                    "HTTP: state directory holding the singleton lock (default "
+                    "$XDG_STATE_HOME/sluice or ~/.local/state/sluice)")
+      ->type_name("DIR");
+  serve->add_option("--auth-token", http.auth_token,
+                    "HTTP: require this bearer token (prefer the SLUICE_AUTH_TOKEN variable: "
+                    "a command line is visible to other users)")
+      ->type_name("TOKEN");
+  serve->add_option("--allow-host", http.allow_hosts,
+                    "HTTP: also accept this host name in Host and Origin (repeatable)")
+      ->type_name("NAME");
+  serve->add_option("--allow-origin", http.allow_origins,
+                    "HTTP: also accept this exact Origin, scheme://host[:port] (repeatable)")
+      ->type_name("ORIGIN");
+  serve->add_option("--max-sessions", http.max_sessions, "HTTP: open sessions at most")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  serve->add_option("--session-idle-ms", http.session_idle_ms,
+                    "HTTP: a session idle this long is ended")
+      ->check(CLI::Range(std::int64_t{100}, std::int64_t{7} * 24 * 3600 * 1000))
+      ->capture_default_str();
+  serve->add_option("--rate-limit", http.rate_limit,
+                    "HTTP: requests per second per client address, bursts of twice that (0: off)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  serve->add_option("--http-header-timeout-ms", http.header_timeout_ms,
+                    "HTTP: time a connection has to send a request's headers")
+      ->check(CLI::Range(std::int64_t{50}, std::int64_t{600000}))
+      ->capture_default_str();
+  serve->add_option("--http-body-timeout-ms", http.body_timeout_ms,
+                    "HTTP: time a request has to send its body")
+      ->check(CLI::Range(std::int64_t{50}, std::int64_t{600000}))
+      ->capture_default_str();
 
   CommonOptions call_opts;
   std::string tool_id, args = "{}";
@@ -131,6 +176,7 @@ int run(int argc, char** argv) {
   chosen.expose_meta = expose.find("meta") != std::string::npos;
   chosen.expose_all = expose.find("all") != std::string::npos;
   chosen.passthrough = passthrough;
+  if (*serve && transport == "http") return serve_http(chosen, http);
   return serve_stdio(chosen);
 }
 

@@ -6,6 +6,7 @@
 #include "gateway/gateway.hpp"
 #include "process/child.hpp"
 #include "transport/fd_stream.hpp"
+#include "transport/http_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -13,15 +14,24 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 
 namespace sluice::cli {
 namespace asio = boost::asio;
+namespace bj = boost::json;
 
 void print_out(std::string_view text) {
   std::string line = core::display_safe(text, {.keep_newlines = true});
@@ -116,7 +126,7 @@ int serve_stdio(const CommonOptions& options) {
   gateway::Gateway gw(io, config, gw_options);
 
   mcp::SessionOptions session_options;
-  session_options.label = "client";
+  session_options.label = "stdio";
   session_options.strictness = rpc::Strictness::client;
   session_options.limits = &gw.limits();
   auto session = mcp::Session::create(io, session_options);
@@ -161,6 +171,176 @@ int serve_stdio(const CommonOptions& options) {
   core::log::info("sluice {} serving {} server(s) over stdio", gw.options().version,
                   gw.downstreams().size());
   io.run();
+  return 0;
+}
+
+namespace {
+
+std::filesystem::path default_state_dir() {
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
+    return std::filesystem::path(xdg) / "sluice";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : "/tmp") / ".local" / "state" / "sluice";
+}
+
+// The HTTP service's singleton lock: an flock on <state>/http.lock, held for the life of the
+// process (the kernel releases it at exit, however the process ends). Returns the fd, or
+// -1 after printing why (another holder: exit 3; anything else: exit 2).
+int take_singleton_lock(const std::filesystem::path& dir, int& exit_code) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  ::chmod(dir.c_str(), 0700);
+  std::filesystem::path path = dir / "http.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    print_err("sluice: cannot open the lock file in the state directory " + dir.string() + " (" +
+              std::strerror(errno) + ")");
+    exit_code = 2;
+    return -1;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {};
+    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    std::string holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    print_err("sluice: another sluice HTTP service is already running with the state directory " +
+              dir.string() + (holder.empty() ? std::string() : " (pid " + holder + ")") +
+              "; stop it, or give this one its own --state-dir");
+    ::close(fd);
+    exit_code = 3;
+    return -1;
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) {
+    [[maybe_unused]] ssize_t w = ::pwrite(fd, pid.data(), pid.size(), 0);
+  }
+  return fd;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
+  if (!setup_logging(options)) return 2;
+  ::signal(SIGPIPE, SIG_IGN);
+
+  transport::HttpOptions ho;
+  ho.host = http.host;
+  ho.port = static_cast<std::uint16_t>(http.port);
+  ho.auth_token = http.auth_token;
+  if (ho.auth_token.empty()) {
+    if (const char* env = std::getenv("SLUICE_AUTH_TOKEN")) ho.auth_token = env;
+  }
+  if (!is_loopback(ho.host) && ho.auth_token.empty()) {
+    print_err("sluice: listening on a non-loopback address needs a bearer token "
+              "(SLUICE_AUTH_TOKEN or --auth-token)");
+    return 2;
+  }
+  ho.allowed_hosts = http.allow_hosts;
+  ho.allowed_origins = http.allow_origins;
+  ho.max_sessions = http.max_sessions;
+  ho.session_idle = std::chrono::milliseconds(http.session_idle_ms);
+  ho.rate_limit = http.rate_limit;
+  ho.header_timeout = std::chrono::milliseconds(http.header_timeout_ms);
+  ho.body_timeout = std::chrono::milliseconds(http.body_timeout_ms);
+
+  int exit_code = 0;
+  std::filesystem::path state =
+      http.state_dir.empty() ? default_state_dir() : std::filesystem::absolute(http.state_dir);
+  int lock_fd = take_singleton_lock(state, exit_code);
+  if (lock_fd < 0) return exit_code;
+
+  process::become_subreaper();
+  auto config = load_config(options);
+  if (options.passthrough && (!options.expose_all || config->servers.size() != 1)) {
+    core::log::error("--passthrough needs --expose all and exactly one configured server ({} "
+                     "configured)",
+                     config->servers.size());
+    return 2;
+  }
+  asio::io_context io;
+  gateway::GatewayOptions gw_options;
+  gw_options.limits = options.limits;
+  gw_options.expose_meta = options.expose_meta;
+  gw_options.expose_all = options.expose_all;
+  gw_options.passthrough = options.passthrough;
+  gateway::Gateway gw(io, config, gw_options);
+  ho.version = gw.options().version;
+
+  std::shared_ptr<transport::HttpServer> server;
+  transport::HttpHooks hooks;
+  hooks.make_handler = [&gw](std::shared_ptr<mcp::Session> session) {
+    return gw.make_client_handler(std::move(session));
+  };
+  hooks.health = [&gw, &server](bool detailed) {
+    bj::object out;
+    out["status"] = "ok";
+    out["version"] = gw.options().version;
+    out["sessions"] = server ? server->session_count() : 0;
+    if (detailed) out["gateway"] = gw.health();
+    return bj::serialize(out);
+  };
+  hooks.metrics = [&gw] { return gw.metrics(); };
+  server = transport::HttpServer::create(io, ho, std::move(hooks), gw.limits());
+  auto port = server->listen();
+  if (!port) {
+    print_err("sluice: " + port.error().message);
+    return 2;
+  }
+  if (!http.port_file.empty()) {
+    std::filesystem::path target = std::filesystem::absolute(http.port_file);
+    std::filesystem::path tmp = target;
+    tmp += ".tmp";
+    {
+      std::ofstream f(tmp, std::ios::trunc);
+      f << *port << "\n";
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, target, ec);
+  }
+
+  asio::signal_set signals(io);
+  add_shutdown_signals(signals);
+  asio::signal_set sigchld(io, SIGCHLD);
+  bool stopping = false;
+  auto stop = [&](std::string_view why) {
+    if (stopping) return;
+    stopping = true;
+    core::log::info("shutting down (restart path gw_shutdown): {}", why);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          // C7 for every session: calls cancelled, abandoned work drained within the bound,
+          // then every child torn down (P4).
+          server->stop();
+          co_await gw.drain(gw.policy().drain_bound);
+          co_await gw.shutdown();
+          process::kill_adopted_orphans({});
+          server->release_retired();
+          boost::system::error_code ec;
+          signals.cancel(ec);
+          signals.clear(ec);
+          sigchld.cancel(ec);
+          sigchld.clear(ec);
+          core::log::info("shutdown complete");
+        },
+        asio::detached);
+  };
+  signals.async_wait([&](boost::system::error_code ec, int sig) {
+    if (!ec) stop(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
+  });
+  asio::co_spawn(io, reap_orphans(sigchld, gw, stopping), asio::detached);
+  server->start();
+  gw.start();
+  core::log::info("sluice {} serving {} server(s) on http://{}:{}/mcp", gw.options().version,
+                  gw.downstreams().size(),
+                  ho.host.find(':') != std::string::npos ? "[" + ho.host + "]" : ho.host, *port);
+  io.run();
+  ::close(lock_fd);
   return 0;
 }
 

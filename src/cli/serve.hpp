@@ -3,6 +3,7 @@
 #include "config/gateway_config.hpp"
 #include "core/limits.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -23,12 +24,31 @@ struct CommonOptions {
   core::Limits limits;
 };
 
+// `sluice serve --transport http`: the Streamable HTTP front end's settings.
+struct HttpCliOptions {
+  std::string host = "127.0.0.1";
+  int port = 3344;
+  std::string port_file;  // the bound port is written here once listening
+  std::string state_dir;  // default: $XDG_STATE_HOME/sluice or ~/.local/state/sluice
+  std::string auth_token; // else SLUICE_AUTH_TOKEN
+  std::vector<std::string> allow_hosts;
+  std::vector<std::string> allow_origins;
+  std::size_t max_sessions = 256;
+  std::int64_t session_idle_ms = 30 * 60 * 1000;
+  double rate_limit = 1000;
+  std::int64_t header_timeout_ms = 10000;
+  std::int64_t body_timeout_ms = 30000;
+};
+
 // Configures logging; returns false (after printing why) on a bad level.
 bool setup_logging(const CommonOptions& options);
 std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& options);
 
 // `sluice serve`: MCP over stdin/stdout until EOF or a shutdown signal. Exit code.
 int serve_stdio(const CommonOptions& options);
+// `sluice serve --transport http`: until a shutdown signal. Exit code (3: another HTTP
+// service holds the state directory's lock).
+int serve_http(const CommonOptions& options, const HttpCliOptions& http);
 
 // `sluice call SERVER::TOOL --args JSON`.
 int call_tool(const CommonOptions& options, const std::string& tool_id, const std::string& args,

@@ -128,10 +128,27 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
   }
   if (method == "resources/read" || method == "resources/subscribe" ||
       method == "resources/unsubscribe") {
-    Downstream* d = owner_of_uri(string_member(params, "uri"));
+    std::string uri = string_member(params, "uri");
+    Downstream* d = owner_of_uri(uri);
     if (!d) {
       request.respond_error(-32002, "Resource not found");
       co_return true;
+    }
+    if (method != "resources/read") {
+      // Updates go to the sessions that subscribed; the server is told to stop only when
+      // the last one unsubscribes.
+      auto& subscribers = subscriptions_[uri];
+      std::erase_if(subscribers, [&](const std::weak_ptr<mcp::Session>& w) {
+        auto s = w.lock();
+        return !s || s == request.session();
+      });
+      if (method == "resources/subscribe") {
+        subscribers.push_back(request.session());
+      } else if (!subscribers.empty()) {
+        request.respond_result("{}");
+        co_return true;
+      }
+      if (subscribers.empty()) subscriptions_.erase(uri);
     }
     mcp::Reply reply = co_await d->forward(method, params, timeout, &request.cancel_signal());
     answer(request, reply);

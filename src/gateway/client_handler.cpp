@@ -303,7 +303,8 @@ class Gateway::ClientHandler : public mcp::Handler {
     auto outcome = co_await gateway_.invoke(tool_id, arguments,
                                             gateway_.limits().default_call_timeout,
                                             &request.cancel_signal(), progress_token, session_,
-                                            &client_budget_, "stdio");
+                                            &client_budget_, label(), nullptr,
+                                            std::string(request.message().id()));
     if (outcome.answered) request.respond_result(outcome.result_json);
   }
 
@@ -325,9 +326,15 @@ class Gateway::ClientHandler : public mcp::Handler {
     // The arguments' DOM was built with the meta-tool's own (it lives in the caller's frame).
     const bj::value* parsed = args.if_contains("arguments");
     auto outcome = co_await gateway_.invoke(tool_id, arguments, timeout, &request.cancel_signal(),
-                                            progress_token, session_, &client_budget_, "stdio",
-                                            parsed);
+                                            progress_token, session_, &client_budget_, label(),
+                                            parsed, std::string(request.message().id()));
     if (outcome.answered) request.respond_result(outcome.result_json);
+  }
+
+  // The client as audit and list_pending name it: the session's transport label.
+  std::string label() const {
+    auto s = session_.lock();
+    return s ? s->label() : std::string("client");
   }
 
   Gateway& gateway_;

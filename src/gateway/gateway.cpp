@@ -65,11 +65,12 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
     if (options_.expose_all) {
       // A plain lambda returning the member coroutine (GCC 12 mishandles by-value
       // parameters of coroutine lambdas).
-      events.relay_request = [this](std::string method, std::string params) {
-        return relay_to_client(std::move(method), std::move(params));
+      events.relay_request = [this, name = server.name](std::string method, std::string params) {
+        return relay_to_client(name, std::move(method), std::move(params));
       };
-      events.relay_notification = [this](std::string_view method, std::string_view params) {
-        if (auto client = relay_target()) client->notify(method, params);
+      events.relay_notification = [this, name = server.name](std::string_view method,
+                                                             std::string_view params) {
+        relay_notification(name, method, params);
       };
     }
     events.lifecycle = [this, name = server.name](std::string_view kind, std::string_view outcome,
@@ -130,20 +131,70 @@ std::pair<Downstream*, std::string> Gateway::resolve_public(std::string_view nam
   return {find(name.substr(0, sep)), std::string(name.substr(sep + 2))};
 }
 
-std::shared_ptr<mcp::Session> Gateway::relay_target() {
+std::shared_ptr<mcp::Session> Gateway::newest_client() {
   for (auto it = list_subscribers_.rbegin(); it != list_subscribers_.rend(); ++it) {
-    if (auto client = it->lock()) return client;
+    if (auto client = it->lock(); client && !client->closed()) return client;
   }
   return nullptr;
 }
 
-asio::awaitable<mcp::Reply> Gateway::relay_to_client(std::string method, std::string params) {
-  // The client that made a call to this server; with stdio, the one client.
-  auto client = relay_target();
-  if (!client) co_return mcp::Reply{mcp::Reply::Status::closed, std::nullopt};
-  mcp::Reply reply = co_await client->request(std::move(method), std::move(params),
-                                              options_.limits.default_call_timeout);
+Gateway::RelayRoute Gateway::relay_target(std::string_view server) {
+  // A downstream's request carries nothing that names the call it serves: the newest
+  // running call to that server whose client is still there is the best attribution (with
+  // one call in flight, the exact one).
+  for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
+    if (it->server != server || it->state != PendingCall::State::running) continue;
+    if (auto client = it->client_session.lock(); client && !client->closed()) {
+      return {std::move(client), it->client_request_id};
+    }
+  }
+  return {newest_client(), {}};
+}
+
+asio::awaitable<mcp::Reply> Gateway::relay_to_client(std::string server, std::string method,
+                                                     std::string params) {
+  RelayRoute route = relay_target(server);
+  if (!route.client) co_return mcp::Reply{mcp::Reply::Status::closed, std::nullopt};
+  mcp::Reply reply = co_await route.client->request(
+      std::move(method), std::move(params), options_.limits.default_call_timeout, nullptr,
+      nullptr, nullptr, std::move(route.related));
   co_return reply;
+}
+
+void Gateway::relay_notification(std::string_view server, std::string_view method,
+                                 std::string_view params) {
+  if (method == "notifications/prompts/list_changed" ||
+      method == "notifications/resources/list_changed") {
+    broadcast(method);
+    return;
+  }
+  if (method == "notifications/resources/updated") {
+    // Only to the clients that subscribed to that URI.
+    auto uri = cj::member_span(params, "uri");
+    if (!uri) return;
+    boost::system::error_code ec;
+    auto parsed = bj::parse(*uri, ec);
+    if (ec || !parsed.is_string()) return;
+    auto it = subscriptions_.find(std::string_view(parsed.as_string()));
+    if (it == subscriptions_.end()) return;
+    for (const auto& weak : it->second) {
+      if (auto client = weak.lock()) client->notify(method, params);
+    }
+    return;
+  }
+  RelayRoute route = relay_target(server);
+  if (route.client) route.client->notify(method, params, route.related);
+}
+
+void Gateway::broadcast(std::string_view method) {
+  for (auto it = list_subscribers_.begin(); it != list_subscribers_.end();) {
+    if (auto client = it->lock()) {
+      client->notify(method, "");
+      ++it;
+    } else {
+      it = list_subscribers_.erase(it);
+    }
+  }
 }
 
 asio::awaitable<void> Gateway::start_all() {
@@ -183,16 +234,7 @@ std::string Gateway::aggregate_tools_page(std::string_view cursor, std::size_t p
 }
 
 void Gateway::rebuild_catalog() {
-  if (options_.expose_all) {
-    for (auto it = list_subscribers_.begin(); it != list_subscribers_.end();) {
-      if (auto client = it->lock()) {
-        client->notify("notifications/tools/list_changed", "");
-        ++it;
-      } else {
-        it = list_subscribers_.erase(it);
-      }
-    }
-  }
+  if (options_.expose_all) broadcast("notifications/tools/list_changed");
   std::vector<IndexedTool> docs;
   catalog_docs_.clear();
   for (std::size_t s = 0; s < downstreams_.size(); ++s) {
@@ -373,7 +415,7 @@ void Gateway::relay_progress(std::string_view params) {
   rewritten.append(params.substr(0, at));
   rewritten.append(it->second.client_token);
   rewritten.append(params.substr(at + t.size()));
-  client->notify("notifications/progress", rewritten);
+  client->notify("notifications/progress", rewritten, it->second.client_request_id);
 }
 
 bj::object Gateway::health() const {

@@ -21,6 +21,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/value.hpp>
 
+#include <array>
 #include <chrono>
 #include <sys/stat.h>
 
@@ -81,7 +82,8 @@ class Gateway {
                                         std::weak_ptr<mcp::Session> client,
                                         Budget* client_budget = nullptr,
                                         std::string client_label = "cli",
-                                        const boost::json::value* parsed_arguments = nullptr);
+                                        const boost::json::value* parsed_arguments = nullptr,
+                                        std::string client_request_id = {});
 
   // gateway.list_pending and gateway.cancel bodies (CallToolResult texts).
   std::string list_pending(std::optional<std::string_view> server) const;
@@ -104,6 +106,9 @@ class Gateway {
   AuditRing& audit() { return audit_; }
 
   boost::json::object health() const;
+  // Prometheus text exposition of the counters sluice keeps (calls and outcomes per server,
+  // call latency, permits, queue, abandoned work, children, restarts).
+  std::string metrics() const;
 
   // Aggregate mode: starts every server not started yet (their tools must be known to be
   // listed), then one page of tools/list: the meta-tools when exposed, then each server's
@@ -148,6 +153,7 @@ class Gateway {
   struct ProgressRoute {
     std::weak_ptr<mcp::Session> client;
     std::string client_token;
+    std::string client_request_id;
   };
 
   asio::io_context& io_;
@@ -160,13 +166,37 @@ class Gateway {
   std::list<PendingCall> pending_;
   // Client sessions told when the aggregated tool list changes.
   std::vector<std::weak_ptr<mcp::Session>> list_subscribers_;
-  // Where a downstream's request to the client goes (aggregate mode): the newest live
-  // client session (with stdio, the one client).
-  std::shared_ptr<mcp::Session> relay_target();
+  // Where a downstream's request or log goes (aggregate mode): the client whose call to
+  // that server started last and is still running, as the work of that call; else the
+  // newest live client session (with stdio, the one client), unrelated to any call.
+  struct RelayRoute {
+    std::shared_ptr<mcp::Session> client;
+    std::string related;  // raw id of the client's request, empty when none
+  };
+  RelayRoute relay_target(std::string_view server);
+  std::shared_ptr<mcp::Session> newest_client();
   // The server listing resource `uri`, else the first whose template prefix matches it.
   Downstream* owner_of_uri(std::string_view uri);
-  asio::awaitable<mcp::Reply> relay_to_client(std::string method, std::string params);
+  asio::awaitable<mcp::Reply> relay_to_client(std::string server, std::string method,
+                                              std::string params);
+  void relay_notification(std::string_view server, std::string_view method,
+                          std::string_view params);
+  // Every live client session told `method` (list_changed notifications).
+  void broadcast(std::string_view method);
+  // resources/subscribe per URI: the client sessions subscribed.
+  std::map<std::string, std::vector<std::weak_ptr<mcp::Session>>, std::less<>> subscriptions_;
   AuditRing audit_{256};
+  // Admitted calls from admission to their end, in seconds (a Prometheus histogram).
+  struct LatencyHistogram {
+    static constexpr std::array<double, 14> kBounds = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                       0.1,   0.25,   0.5,   1,    2.5,   5,
+                                                       10,    60};
+    std::array<std::uint64_t, kBounds.size()> buckets{};  // non-cumulative
+    std::uint64_t count = 0;
+    double sum = 0;
+    void observe(double seconds);
+  };
+  LatencyHistogram latency_;
   std::set<std::string> operations_;  // servers with a restart/disconnect under way
   std::string self_exe_;
   struct stat self_stat_ {};

@@ -60,7 +60,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
                                                std::string_view client_progress_token,
                                                std::weak_ptr<mcp::Session> client,
                                                Budget* client_budget, std::string client_label,
-                                               const bj::value* parsed_arguments) {
+                                               const bj::value* parsed_arguments,
+                                               std::string client_request_id) {
   auto refuse = [](std::string text) { return InvokeOutcome{true, error_result(text), true}; };
   ResolvedTool resolved = co_await resolve_tool(tool_id, true);
   if (!resolved.server) co_return refuse(resolved.refusal);
@@ -95,6 +96,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   record->server = d->name();
   record->tool_id = tool_label;
   record->client = std::move(client_label);
+  record->client_session = client;
+  record->client_request_id = client_request_id;
   record->timeout = timeout;
   auto task = std::make_shared<CallTask>(io_);
   task->record = record;
@@ -166,7 +169,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   if (!client_progress_token.empty()) {
     route = next_progress_token_++;
     task->progress_token = std::to_string(route);
-    progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token)};
+    progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token),
+                                            std::move(client_request_id)};
   }
   asio::co_spawn(io_, run_call(task), asio::detached);
   co_await task->settled.wait();
@@ -256,11 +260,11 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
                         : task->reply.status == mcp::Reply::Status::error  ? "errored"
                         : task->reply.status == mcp::Reply::Status::expired ? "expired"
                                                                            : "transport_lost";
+  const auto took = std::chrono::steady_clock::now() - record.started_at;
+  latency_.observe(std::chrono::duration<double>(took).count());
   audit_.record({task->reply.abandoned ? "abandoned_call" : "call", record.client,
                  record.server, task->tool_name, outcome,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - record.started_at)
-                     .count(),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(took).count(),
                  task->server->generation()});
   if (admission.counters.in_flight > 0) --admission.counters.in_flight;
   task->operator_cancel = task->operator_cancel || record.cancelled_by_operator;

@@ -46,6 +46,10 @@ struct PendingCall {
   std::string server;
   std::string tool_id;
   std::string client;
+  // The client session and the raw id of its request this call serves: where a request or
+  // log the downstream sends during the call is relayed (aggregate mode).
+  std::weak_ptr<mcp::Session> client_session;
+  std::string client_request_id;
   State state = State::queued;
   std::chrono::steady_clock::time_point started_at = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point abandoned_at{};

@@ -47,13 +47,13 @@ IncomingRequest::IncomingRequest(std::shared_ptr<Session> session, rpc::Message 
 void IncomingRequest::respond_result(std::string_view result_json) {
   if (answered_ || cancelled()) return;
   answered_ = true;
-  session_->send_frame(rpc::make_result(message_.id(), result_json));
+  session_->send_response(rpc::make_result(message_.id(), result_json), message_.id());
 }
 
 void IncomingRequest::respond_error(int code, std::string_view message) {
   if (answered_ || cancelled()) return;
   answered_ = true;
-  session_->send_frame(rpc::make_error(message_.id(), code, message));
+  session_->send_response(rpc::make_error(message_.id(), code, message), message_.id());
 }
 
 void IncomingRequest::respond_error_raw(std::string_view error_json) {
@@ -64,7 +64,7 @@ void IncomingRequest::respond_error_raw(std::string_view error_json) {
   frame += R"(,"error":)";
   frame += error_json;
   frame += '}';
-  session_->send_frame(std::move(frame));
+  session_->send_response(std::move(frame), message_.id());
 }
 
 std::shared_ptr<Session> Session::create(asio::io_context& io, SessionOptions options) {
@@ -95,8 +95,22 @@ void Session::send_frame(std::string frame) {
   if (outbox_ && !closed_) outbox_->send(std::move(frame));
 }
 
-void Session::notify(std::string_view method, std::string_view params_json) {
-  send_frame(rpc::make_notification(method, params_json));
+void Session::send_response(std::string frame, std::string_view request_id) {
+  if (outbox_ && !closed_) outbox_->send_response(std::move(frame), request_id);
+}
+
+void Session::send_related(std::string frame, std::string_view related) {
+  if (!outbox_ || closed_) return;
+  if (related.empty()) {
+    outbox_->send(std::move(frame));
+  } else {
+    outbox_->send_related(std::move(frame), related);
+  }
+}
+
+void Session::notify(std::string_view method, std::string_view params_json,
+                     std::string_view related) {
+  send_related(rpc::make_notification(method, params_json), related);
 }
 
 void Session::on_frame(std::string frame) {
@@ -113,7 +127,10 @@ void Session::on_frame(std::string frame) {
     if (handler_) handler_->on_bad_frame(failure->message);
     return;
   }
-  rpc::Message message = std::move(std::get<rpc::Message>(parsed));
+  on_message(std::move(std::get<rpc::Message>(parsed)));
+}
+
+void Session::on_message(rpc::Message message) {
   if (message.is_response()) {
     handle_response(std::move(message));
     return;
@@ -124,20 +141,22 @@ void Session::on_frame(std::string frame) {
     return;
   }
   if (message.method() == "ping") {
-    send_frame(rpc::make_result(message.id(), "{}"));
+    send_response(rpc::make_result(message.id(), "{}"), message.id());
     return;
   }
   if (!handler_ || closed_) return;
   auto key = rpc::id_key(message.id());
   const core::Limits& l = options_.limits ? *options_.limits : default_limits_;
   if (incoming_.size() >= l.max_pending_requests) {
-    send_frame(rpc::make_error(message.id(), rpc::code::kInternalError,
-                               "too many requests in flight on this session"));
+    send_response(rpc::make_error(message.id(), rpc::code::kInternalError,
+                                  "too many requests in flight on this session"),
+                  message.id());
     return;
   }
   if (key && incoming_.count(*key)) {
-    send_frame(rpc::make_error(message.id(), rpc::code::kInvalidRequest,
-                               "Invalid request: this id is already in use"));
+    send_response(rpc::make_error(message.id(), rpc::code::kInvalidRequest,
+                                  "Invalid request: this id is already in use"),
+                  message.id());
     return;
   }
   auto request = std::make_shared<IncomingRequest>(shared_from_this(), std::move(message));
@@ -248,17 +267,19 @@ asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {
   finish_incoming(request->message());
 }
 
-void Session::send_cancelled(const std::string& id_text, Reply::Status why) {
+void Session::send_cancelled(const std::string& id_text, Reply::Status why,
+                             std::string_view related) {
   std::string params = R"({"requestId":)" + id_text + R"(,"reason":)" +
                        cj::quote(why == Reply::Status::timeout ? "timed out"
                                                                : "cancelled by the client") +
                        "}";
-  notify("notifications/cancelled", params);
+  notify("notifications/cancelled", params, related);
 }
 
 asio::awaitable<Reply> Session::request(std::string method, std::string params_json,
                                         std::chrono::milliseconds timeout, CancelSignal* cancel,
-                                        std::uint64_t* id_out, const CallTracking* tracking) {
+                                        std::uint64_t* id_out, const CallTracking* tracking,
+                                        std::string related) {
   auto self = shared_from_this();
   if (closed_ || !outbox_) co_return Reply{Reply::Status::closed, std::nullopt};
   if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled, std::nullopt};
@@ -268,7 +289,7 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   call.timer.expires_after(timeout);
   pending_.emplace(id, &call);
   std::string id_text = std::to_string(id);
-  send_frame(rpc::make_request(id_text, method, params_json));
+  send_related(rpc::make_request(id_text, method, params_json), related);
   if (closed_) {
     // The transport closed while sending (a stuck peer, EPIPE): on_closed() ran before this
     // wait could start, so its timer cancel would be lost.
@@ -302,7 +323,7 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
       }
       Reply::Status why = deadline_passed ? Reply::Status::timeout : Reply::Status::cancelled;
       if (why == Reply::Status::timeout) ++counters_.timeouts;
-      if (may_cancel) send_cancelled(id_text, why);
+      if (may_cancel) send_cancelled(id_text, why, related);
       if (!tracking) {
         call.status = why;
         break;

@@ -37,6 +37,16 @@ class Outbox {
  public:
   virtual ~Outbox() = default;
   virtual void send(std::string frame) = 0;
+  // A transport with several streams per session (Streamable HTTP) routes by these: the
+  // response to the incoming request `request_id` (its raw id text), and a request or
+  // notification that belongs to the work of incoming request `related_request_id`.
+  // Single-stream transports need not override them.
+  virtual void send_response(std::string frame, std::string_view /*request_id*/) {
+    send(std::move(frame));
+  }
+  virtual void send_related(std::string frame, std::string_view /*related_request_id*/) {
+    send(std::move(frame));
+  }
 };
 
 // One-shot cancellation for one piece of work. Callbacks run once, synchronously, at
@@ -83,6 +93,7 @@ class IncomingRequest {
  public:
   IncomingRequest(std::shared_ptr<Session> session, rpc::Message message);
   const rpc::Message& message() const { return message_; }
+  const std::shared_ptr<Session>& session() const { return session_; }
   CancelSignal& cancel_signal() { return cancel_; }
   bool cancelled() const { return cancel_.cancelled(); }
   bool answered() const { return answered_; }
@@ -123,23 +134,30 @@ class Session : public std::enable_shared_from_this<Session> {
   void attach(Outbox* outbox, Handler* handler);
   void detach();
 
-  // Transport callbacks.
+  // Transport callbacks. on_message takes a frame the transport already parsed (strictly,
+  // with this session's limits), so it is parsed once.
   void on_frame(std::string frame);
+  void on_message(rpc::Message message);
   void on_oversized_frame(std::string_view head, std::size_t total_bytes);
   void on_closed();
   bool closed() const { return closed_; }
 
   // Sends a request and waits for its answer, the timeout, a cancel (then
   // notifications/cancelled is sent to the peer with our id) or the transport closing.
-  // `id_out`, when given, receives the id this request was sent with.
+  // `id_out`, when given, receives the id this request was sent with. `related`: the raw
+  // id of the incoming request whose work this belongs to (empty: none).
   asio::awaitable<Reply> request(std::string method, std::string params_json,
                                  std::chrono::milliseconds timeout,
                                  CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
-                                 const CallTracking* tracking = nullptr);
-  void notify(std::string_view method, std::string_view params_json);
+                                 const CallTracking* tracking = nullptr,
+                                 std::string related = {});
+  void notify(std::string_view method, std::string_view params_json,
+              std::string_view related = {});
 
   // Used by IncomingRequest.
   void send_frame(std::string frame);
+  void send_response(std::string frame, std::string_view request_id);
+  void send_related(std::string frame, std::string_view related);
   void finish_incoming(const rpc::Message& message);
 
   const std::string& label() const { return options_.label; }
@@ -170,7 +188,7 @@ class Session : public std::enable_shared_from_this<Session> {
              status == Reply::Status::closed;
     }
   };
-  void send_cancelled(const std::string& id_text, Reply::Status why);
+  void send_cancelled(const std::string& id_text, Reply::Status why, std::string_view related);
 
   asio::awaitable<void> serve(std::shared_ptr<IncomingRequest> request);
   void handle_response(rpc::Message message);

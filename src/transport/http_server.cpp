@@ -1,0 +1,1016 @@
+#include "transport/http_server.hpp"
+
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "mcp/protocol.hpp"
+#include "rpc/message.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+
+#include <fmt/format.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cctype>
+#include <deque>
+#include <list>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sluice::transport {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace cj = core::json;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kAwait = asio::use_awaitable;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A session id: 128 bits from the kernel's CSPRNG, as 32 hex digits (visible ASCII).
+std::string new_session_id() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (unsigned char b : bytes) {
+    id += kHex[b >> 4];
+    id += kHex[b & 15];
+  }
+  return id;
+}
+
+// Equal-length-independent comparison whose time depends only on the lengths.
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+// The host part of a Host header or an origin's authority: "[::1]:80" -> "[::1]".
+std::string_view host_part(std::string_view authority) {
+  if (!authority.empty() && authority.front() == '[') {
+    std::size_t close = authority.find(']');
+    return close == std::string_view::npos ? std::string_view{} : authority.substr(0, close + 1);
+  }
+  std::size_t colon = authority.find(':');
+  if (colon == std::string_view::npos) return authority;
+  if (authority.find(':', colon + 1) != std::string_view::npos) return {};  // bare IPv6
+  std::string_view port = authority.substr(colon + 1);
+  if (port.empty() || !std::all_of(port.begin(), port.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    return {};
+  }
+  return authority.substr(0, colon);
+}
+
+bool accepts(std::string_view accept, std::string_view type) {
+  return accept.find(type) != std::string_view::npos;
+}
+
+std::string json_error_body(int code, std::string_view message) {
+  return rpc::make_error("null", code, message);
+}
+
+// Formats one SSE event; a frame with line breaks (never produced by sluice, which writes
+// single-line JSON) is split over several data lines as SSE requires.
+std::string sse_event(std::string_view id, std::string_view data) {
+  std::string out;
+  out.reserve(data.size() + id.size() + 32);
+  out += "id: ";
+  out += id;
+  out += "\nevent: message\n";
+  std::size_t start = 0;
+  for (;;) {
+    std::size_t nl = data.find('\n', start);
+    out += "data: ";
+    out += data.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    out += '\n';
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  out += '\n';
+  return out;
+}
+
+struct Counters {
+  std::uint64_t requests = 0;
+  std::map<unsigned, std::uint64_t> by_status;
+  std::uint64_t sessions_created = 0;
+  std::uint64_t sessions_deleted = 0;
+  std::uint64_t sessions_expired = 0;
+  std::uint64_t sessions_refused = 0;
+  std::uint64_t replay_dropped = 0;
+  std::uint64_t resumed = 0;
+  std::uint64_t connections_refused = 0;
+  std::uint64_t connections = 0;
+};
+
+struct Connection;
+
+// One SSE stream (or a JSON-mode request waiting for its answer). Stream 0 of a session is
+// the standalone stream; every POSTed request gets the next number.
+struct Stream {
+  std::uint64_t number = 0;
+  std::string request_key;  // rpc::id_key of the request; empty for the standalone stream
+  bool sse = true;
+  bool finished = false;    // the response was routed (or the session ended)
+  std::string json_body;    // JSON mode: the response
+  std::deque<std::pair<std::uint64_t, std::string>> events;  // (seq, formatted event)
+  std::size_t bytes = 0;
+  std::uint64_t next_seq = 1;
+  std::uint64_t written = 0;  // the newest seq handed to a connection
+  Connection* writer = nullptr;
+};
+
+struct Connection {
+  explicit Connection(tcp::socket socket)
+      : stream(std::move(socket)), wake(stream.get_executor()) {}
+  beast::tcp_stream stream;
+  beast::flat_buffer buffer;
+  asio::steady_timer wake;  // cancelled to wake the SSE writer
+  std::string address;
+  bool peer_gone = false;
+};
+
+class HttpSession;
+
+class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<HttpServerImpl> {
+ public:
+  HttpServerImpl(asio::io_context& io, HttpOptions options, HttpHooks hooks,
+                 const core::Limits& limits)
+      : io_(io),
+        options_(std::move(options)),
+        hooks_(std::move(hooks)),
+        limits_(limits),
+        acceptor_(io),
+        sweep_(io) {
+    allowed_hosts_ = {"localhost", "127.0.0.1", "[::1]"};
+    for (const auto& h : options_.allowed_hosts) allowed_hosts_.push_back(lower(h));
+    for (const auto& o : options_.allowed_origins) allowed_origins_.push_back(lower(o));
+  }
+
+  core::Result<std::uint16_t> listen() override;
+  void start() override;
+  void stop() override;
+  void release_retired() override;
+  std::size_t session_count() const override { return sessions_.size(); }
+
+  // Used by HttpSession.
+  void push(Stream& stream, std::string_view frame, HttpSession& session);
+  void wake(Stream& stream) {
+    if (stream.writer) stream.writer->wake.cancel();
+  }
+  const HttpOptions& options() const { return options_; }
+  Counters& counters() { return counters_; }
+
+ private:
+  using Request = http::request<http::string_body>;
+  struct Reply {
+    http::status status = http::status::ok;
+    std::string content_type = "application/json";
+    std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;
+  };
+
+  asio::awaitable<void> accept_loop();
+  asio::awaitable<void> serve_connection(std::shared_ptr<Connection> conn);
+  // Handles one request; writes the answer (or an SSE stream); false: close the connection.
+  asio::awaitable<bool> handle(std::shared_ptr<Connection> conn, Request& req);
+  asio::awaitable<bool> handle_post(std::shared_ptr<Connection> conn, Request& req,
+                                    Reply& reply);
+  asio::awaitable<bool> handle_get(std::shared_ptr<Connection> conn, Request& req, Reply& reply);
+  asio::awaitable<bool> write_reply(Connection& conn, const Request& req, Reply reply);
+  // Streams `stream` to the connection until it finishes, the session ends or another
+  // connection takes the stream over. The SSE headers are written first.
+  asio::awaitable<bool> run_sse(std::shared_ptr<Connection> conn, const Request& req,
+                                std::shared_ptr<HttpSession> session,
+                                std::shared_ptr<Stream> stream, bool prime,
+                                std::vector<std::pair<std::string, std::string>> headers);
+  asio::awaitable<void> watch_peer(std::shared_ptr<Connection> conn);
+  // One piece of an SSE body: a chunk on HTTP/1.1, raw bytes on HTTP/1.0.
+  asio::awaitable<bool> write_chunk(Connection& conn, bool http11, std::string data);
+  asio::awaitable<void> sweep_loop();
+  void sweep();
+
+  bool host_allowed(std::string_view host_header) const;
+  bool origin_allowed(std::string_view origin) const;
+  bool authorized(const Request& req) const;
+  bool rate_allowed(const std::string& address);
+  Reply error_reply(http::status status, int code, std::string_view message);
+  std::string metrics_text() const;
+  void end_session(const std::string& id, bool expired);
+
+  asio::io_context& io_;
+  HttpOptions options_;
+  HttpHooks hooks_;
+  const core::Limits& limits_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer sweep_;
+  bool stopping_ = false;
+  std::vector<std::string> allowed_hosts_;
+  std::vector<std::string> allowed_origins_;
+  std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
+  std::list<std::shared_ptr<HttpSession>> retired_;
+  std::unordered_set<Connection*> connections_;
+  struct Bucket {
+    double tokens = 0;
+    Clock::time_point last;
+  };
+  std::unordered_map<std::string, Bucket> buckets_;
+  std::uint64_t next_session_number_ = 1;
+  Counters counters_;
+};
+
+// One MCP session over HTTP: the mcp::Session, its handler, and its streams.
+class HttpSession : public mcp::Outbox {
+ public:
+  HttpSession(HttpServerImpl& server, asio::io_context& io, std::string id, std::uint64_t number,
+              const core::Limits& limits)
+      : server_(server), id_(std::move(id)), number_(number) {
+    mcp::SessionOptions o;
+    o.label = fmt::format("http#{}", number);
+    o.strictness = rpc::Strictness::client;
+    o.limits = &limits;
+    session_ = mcp::Session::create(io, o);
+    standalone_ = std::make_shared<Stream>();
+    streams_[0] = standalone_;
+    touch();
+  }
+
+  void attach(std::unique_ptr<mcp::Handler> handler) {
+    handler_ = std::move(handler);
+    session_->attach(this, handler_.get());
+  }
+
+  // Ends the session: its calls are cancelled (C8) and every stream finishes.
+  void end() {
+    if (ended_) return;
+    ended_ = true;
+    session_->on_closed();
+    session_->detach();
+    for (auto& [n, s] : streams_) {
+      s->finished = true;
+      server_.wake(*s);
+    }
+    by_request_.clear();
+  }
+  bool ended() const { return ended_; }
+  bool calls_running() const { return session_->pending_incoming() > 0; }
+
+  // A new stream for a POSTed request, or nullptr when that id is still in use.
+  std::shared_ptr<Stream> open_stream(const std::string& key, bool sse) {
+    if (by_request_.count(key)) return nullptr;
+    auto s = std::make_shared<Stream>();
+    s->number = next_stream_++;
+    s->request_key = key;
+    s->sse = sse;
+    streams_[s->number] = s;
+    by_request_[key] = s;
+    // Finished streams beyond the retention bound go, oldest first.
+    std::size_t finished = 0;
+    for (auto& [n, st] : streams_) finished += (n != 0 && st->finished) ? 1 : 0;
+    for (auto it = streams_.begin(); it != streams_.end() && finished > server_.options().retained_streams;) {
+      if (it->first != 0 && it->second->finished && !it->second->writer) {
+        it = streams_.erase(it);
+        --finished;
+      } else {
+        ++it;
+      }
+    }
+    return s;
+  }
+  std::shared_ptr<Stream> stream(std::uint64_t number) {
+    auto it = streams_.find(number);
+    return it == streams_.end() ? nullptr : it->second;
+  }
+  const std::shared_ptr<Stream>& standalone() const { return standalone_; }
+
+  // mcp::Outbox
+  void send(std::string frame) override { server_.push(*standalone_, frame, *this); }
+  void send_response(std::string frame, std::string_view request_id) override {
+    auto key = rpc::id_key(request_id);
+    auto it = key ? by_request_.find(*key) : by_request_.end();
+    if (it == by_request_.end()) {
+      server_.push(*standalone_, frame, *this);
+      return;
+    }
+    std::shared_ptr<Stream> s = it->second;
+    by_request_.erase(it);
+    if (s->sse) {
+      server_.push(*s, frame, *this);
+    } else {
+      s->json_body = std::move(frame);
+    }
+    s->finished = true;
+    server_.wake(*s);
+  }
+  void send_related(std::string frame, std::string_view related) override {
+    auto key = rpc::id_key(related);
+    auto it = key ? by_request_.find(*key) : by_request_.end();
+    Stream& target = (it != by_request_.end() && it->second->sse) ? *it->second : *standalone_;
+    server_.push(target, frame, *this);
+  }
+
+  std::string event_id(const Stream& s, std::uint64_t seq) const {
+    return fmt::format("{}-{}", s.number, seq);
+  }
+  void touch() { last_activity_ = Clock::now(); }
+  Clock::time_point last_activity() const { return last_activity_; }
+  bool idle() const {
+    if (session_->pending_incoming() > 0) return false;
+    for (const auto& [n, s] : streams_) {
+      if (s->writer) return false;
+    }
+    return true;
+  }
+  const std::shared_ptr<mcp::Session>& session() const { return session_; }
+  std::string protocol_version;  // the negotiated revision (from initialize)
+
+ private:
+  HttpServerImpl& server_;
+  std::string id_;
+  std::uint64_t number_;
+  std::shared_ptr<mcp::Session> session_;
+  std::unique_ptr<mcp::Handler> handler_;
+  std::map<std::uint64_t, std::shared_ptr<Stream>> streams_;
+  std::unordered_map<std::string, std::shared_ptr<Stream>> by_request_;
+  std::shared_ptr<Stream> standalone_;
+  std::uint64_t next_stream_ = 1;
+  Clock::time_point last_activity_;
+  bool ended_ = false;
+};
+
+void HttpServerImpl::push(Stream& stream, std::string_view frame, HttpSession& session) {
+  std::uint64_t seq = stream.next_seq++;
+  std::string event = sse_event(session.event_id(stream, seq), frame);
+  stream.bytes += event.size();
+  stream.events.emplace_back(seq, std::move(event));
+  // Bounded replay: the oldest events go first; the newest is always kept.
+  while (stream.events.size() > 1 && (stream.events.size() > options_.replay_events ||
+                                      stream.bytes > options_.replay_bytes)) {
+    if (stream.events.front().first > stream.written) ++counters_.replay_dropped;
+    stream.bytes -= stream.events.front().second.size();
+    stream.events.pop_front();
+  }
+  wake(stream);
+}
+
+core::Result<std::uint16_t> HttpServerImpl::listen() {
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(options_.host, ec);
+  if (ec) return core::make_error("--host is not an IP address");
+  tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return core::make_error(fmt::format("cannot listen on {}:{}: {}", options_.host,
+                                        options_.port, ec.message()));
+  }
+  return acceptor_.local_endpoint().port();
+}
+
+void HttpServerImpl::start() {
+  asio::co_spawn(io_, accept_loop(), asio::detached);
+  asio::co_spawn(io_, sweep_loop(), asio::detached);
+}
+
+void HttpServerImpl::stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  sweep_.cancel();
+  std::vector<std::string> ids;
+  for (auto& [id, s] : sessions_) ids.push_back(id);
+  for (const auto& id : ids) end_session(id, false);
+  for (Connection* c : connections_) {
+    c->peer_gone = true;
+    c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    c->stream.socket().close(ec);
+    c->wake.cancel();
+  }
+}
+
+void HttpServerImpl::release_retired() {
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    if (stopping_ || !(*it)->calls_running()) {
+      it = retired_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void HttpServerImpl::end_session(const std::string& id, bool expired) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  std::shared_ptr<HttpSession> s = it->second;
+  sessions_.erase(it);
+  s->end();
+  if (expired) {
+    ++counters_.sessions_expired;
+  } else {
+    ++counters_.sessions_deleted;
+  }
+  if (s->calls_running()) retired_.push_back(std::move(s));
+}
+
+asio::awaitable<void> HttpServerImpl::accept_loop() {
+  auto self = shared_from_this();
+  while (!stopping_) {
+    boost::system::error_code ec;
+    tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(kAwait, ec));
+    if (ec) {
+      if (stopping_ || ec == asio::error::operation_aborted) break;
+      // EMFILE and the like: back off briefly instead of spinning.
+      core::log::warn("http: accept failed: {}", ec.message());
+      asio::steady_timer t(io_, std::chrono::milliseconds(50));
+      co_await t.async_wait(asio::redirect_error(kAwait, ec));
+      continue;
+    }
+    if (connections_.size() >= options_.max_connections) {
+      ++counters_.connections_refused;
+      socket.close(ec);
+      continue;
+    }
+    auto conn = std::make_shared<Connection>(std::move(socket));
+    auto remote = conn->stream.socket().remote_endpoint(ec);
+    conn->address = ec ? std::string("unknown") : remote.address().to_string();
+    ++counters_.connections;
+    asio::co_spawn(io_, serve_connection(std::move(conn)), asio::detached);
+  }
+}
+
+asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connection> conn) {
+  auto self = shared_from_this();
+  connections_.insert(conn.get());
+  for (;;) {
+    if (stopping_ || conn->peer_gone) break;
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
+    parser.body_limit(limits_.max_message_bytes);
+    boost::system::error_code ec;
+    conn->stream.expires_after(options_.header_timeout);
+    co_await http::async_read_header(conn->stream, conn->buffer, parser,
+                                     asio::redirect_error(kAwait, ec));
+    if (ec) {
+      if (ec == http::error::header_limit) {
+        Request dummy;
+        dummy.version(11);
+        Reply r = error_reply(http::status::request_header_fields_too_large,
+                              rpc::code::kInvalidRequest, "request headers too large");
+        co_await write_reply(*conn, dummy, std::move(r));
+      }
+      break;  // a timeout, a close or garbage: the connection ends
+    }
+    if (auto length = parser.content_length(); length && *length > limits_.max_message_bytes) {
+      Request head;
+      head.version(parser.get().version());
+      Reply r = error_reply(http::status::payload_too_large, rpc::code::kInvalidRequest,
+                            fmt::format("request body too large (limit {} bytes)",
+                                        limits_.max_message_bytes));
+      co_await write_reply(*conn, head, std::move(r));
+      break;
+    }
+    conn->stream.expires_after(options_.body_timeout);
+    co_await http::async_read(conn->stream, conn->buffer, parser,
+                              asio::redirect_error(kAwait, ec));
+    if (ec) {
+      if (ec == http::error::body_limit) {
+        Request head;
+        head.version(parser.get().version());
+        Reply r = error_reply(http::status::payload_too_large, rpc::code::kInvalidRequest,
+                              "request body too large");
+        co_await write_reply(*conn, head, std::move(r));
+      }
+      break;
+    }
+    conn->stream.expires_never();
+    Request req = parser.release();
+    bool keep = co_await handle(conn, req);
+    if (!keep || !req.keep_alive()) break;
+  }
+  boost::system::error_code ec;
+  conn->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  conn->stream.socket().close(ec);
+  connections_.erase(conn.get());
+}
+
+HttpServerImpl::Reply HttpServerImpl::error_reply(http::status status, int code,
+                                                  std::string_view message) {
+  Reply r;
+  r.status = status;
+  r.body = json_error_body(code, message);
+  return r;
+}
+
+bool HttpServerImpl::host_allowed(std::string_view host_header) const {
+  std::string host = lower(host_part(host_header));
+  if (host.empty()) return false;
+  return std::find(allowed_hosts_.begin(), allowed_hosts_.end(), host) != allowed_hosts_.end();
+}
+
+bool HttpServerImpl::origin_allowed(std::string_view origin) const {
+  std::string o = lower(origin);
+  if (std::find(allowed_origins_.begin(), allowed_origins_.end(), o) != allowed_origins_.end()) {
+    return true;
+  }
+  std::string_view rest = o;
+  if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else if (rest.rfind("https://", 0) == 0) {
+    rest.remove_prefix(8);
+  } else {
+    return false;  // "null", other schemes
+  }
+  if (rest.find('/') != std::string_view::npos) return false;
+  std::string host(host_part(rest));
+  return !host.empty() &&
+         std::find(allowed_hosts_.begin(), allowed_hosts_.end(), host) != allowed_hosts_.end();
+}
+
+bool HttpServerImpl::authorized(const Request& req) const {
+  if (options_.auth_token.empty()) return true;
+  std::string_view header = req[http::field::authorization];
+  if (header.size() < 7 || lower(header.substr(0, 7)) != "bearer ") return false;
+  return constant_time_equal(cj::trim(header.substr(7)), options_.auth_token);
+}
+
+bool HttpServerImpl::rate_allowed(const std::string& address) {
+  if (options_.rate_limit <= 0) return true;
+  const double burst = 2 * options_.rate_limit;
+  auto now = Clock::now();
+  auto [it, inserted] = buckets_.try_emplace(address, Bucket{burst, now});
+  Bucket& b = it->second;
+  if (!inserted) {
+    b.tokens = std::min(burst, b.tokens + options_.rate_limit *
+                                              std::chrono::duration<double>(now - b.last).count());
+    b.last = now;
+  }
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Request& req,
+                                                  Reply reply) {
+  http::response<http::string_body> res{reply.status, req.version() ? req.version() : 11};
+  res.set(http::field::server, "sluice");
+  if (!reply.body.empty()) res.set(http::field::content_type, reply.content_type);
+  res.set(http::field::cache_control, "no-store");
+  for (auto& [name, value] : reply.headers) res.set(name, value);
+  res.body() = std::move(reply.body);
+  const bool keep = req.keep_alive() && static_cast<unsigned>(reply.status) < 400 &&
+                    !stopping_;
+  res.keep_alive(keep);
+  res.prepare_payload();
+  ++counters_.by_status[static_cast<unsigned>(reply.status)];
+  boost::system::error_code ec;
+  co_await http::async_write(conn.stream, res, asio::redirect_error(kAwait, ec));
+  co_return !ec && keep;
+}
+
+asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, Request& req) {
+  ++counters_.requests;
+  std::string_view target = req.target();
+  std::string_view path = target.substr(0, target.find('?'));
+  // DNS rebinding: a page on another origin reaching a loopback service.
+  if (!host_allowed(req[http::field::host])) {
+    co_return co_await write_reply(
+        *conn, req, error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
+                                "Forbidden: the Host header names a host this server does not "
+                                "serve"));
+  }
+  if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin)) {
+    co_return co_await write_reply(
+        *conn, req, error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
+                                "Forbidden: the Origin is not allowed"));
+  }
+  if (!rate_allowed(conn->address)) {
+    Reply r = error_reply(http::status::too_many_requests, -32000,
+                          "Too many requests from this address; retry later");
+    r.headers.emplace_back("Retry-After", "1");
+    co_return co_await write_reply(*conn, req, std::move(r));
+  }
+  if (path == "/health") {
+    if (req.method() != http::verb::get) {
+      Reply r = error_reply(http::status::method_not_allowed, -32000, "Method not allowed");
+      r.headers.emplace_back("Allow", "GET");
+      co_return co_await write_reply(*conn, req, std::move(r));
+    }
+    Reply r;
+    r.body = hooks_.health(!options_.auth_token.empty() && authorized(req));
+    co_return co_await write_reply(*conn, req, std::move(r));
+  }
+  if (!authorized(req)) {
+    bool sent = !req[http::field::authorization].empty();
+    Reply r = error_reply(http::status::unauthorized, -32000,
+                          sent ? "Unauthorized: the bearer token is not valid"
+                               : "Unauthorized: a bearer token is required");
+    r.headers.emplace_back("WWW-Authenticate", sent ? R"(Bearer realm="sluice", error="invalid_token")"
+                                                    : R"(Bearer realm="sluice")");
+    co_return co_await write_reply(*conn, req, std::move(r));
+  }
+  if (path == "/metrics") {
+    Reply r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = (hooks_.metrics ? hooks_.metrics() : std::string()) + metrics_text();
+    co_return co_await write_reply(*conn, req, std::move(r));
+  }
+  if (path != "/mcp") {
+    co_return co_await write_reply(
+        *conn, req, error_reply(http::status::not_found, -32000, "Not found: the MCP endpoint is /mcp"));
+  }
+  Reply reply;
+  switch (req.method()) {
+    case http::verb::post: co_return co_await handle_post(conn, req, reply);
+    case http::verb::get: co_return co_await handle_get(conn, req, reply);
+    case http::verb::delete_: {
+      std::string sid(req["Mcp-Session-Id"]);
+      if (sid.empty()) {
+        co_return co_await write_reply(
+            *conn, req, error_reply(http::status::bad_request, -32000,
+                                    "Bad Request: the Mcp-Session-Id header is required"));
+      }
+      if (!sessions_.count(sid)) {
+        co_return co_await write_reply(
+            *conn, req, error_reply(http::status::not_found, -32001, "Session not found"));
+      }
+      end_session(sid, false);
+      Reply r;
+      r.status = http::status::no_content;
+      co_return co_await write_reply(*conn, req, std::move(r));
+    }
+    default: {
+      Reply r = error_reply(http::status::method_not_allowed, -32000, "Method not allowed");
+      r.headers.emplace_back("Allow", "GET, POST, DELETE");
+      co_return co_await write_reply(*conn, req, std::move(r));
+    }
+  }
+}
+
+asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> conn, Request& req,
+                                                  Reply& reply) {
+  std::string content_type = lower(req[http::field::content_type]);
+  if (content_type.rfind("application/json", 0) != 0) {
+    reply = error_reply(http::status::unsupported_media_type, -32000,
+                        "Unsupported Media Type: the body must be application/json");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  std::string accept = lower(req[http::field::accept]);
+  const bool wants_sse = accepts(accept, "text/event-stream");
+  if (!wants_sse && !accepts(accept, "application/json") && !accepts(accept, "*/*")) {
+    reply = error_reply(http::status::not_acceptable, -32000,
+                        "Not Acceptable: the client must accept application/json or "
+                        "text/event-stream");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  std::string header_version(req["MCP-Protocol-Version"]);
+  if (!header_version.empty() && !mcp::is_supported_version(header_version)) {
+    reply = error_reply(http::status::bad_request, -32000,
+                        "Bad Request: unsupported MCP-Protocol-Version");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  // Line breaks are whitespace in valid JSON (a raw one inside a string is invalid): the
+  // message is made single-line so that it can be spliced into a stdio frame downstream.
+  std::string body = std::move(req.body());
+  std::replace_if(body.begin(), body.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  auto parsed = rpc::parse(std::move(body), cj::ParseLimits{limits_.max_json_depth},
+                           rpc::Strictness::client);
+  if (auto* failure = std::get_if<rpc::ParseFailure>(&parsed)) {
+    reply.status = http::status::bad_request;
+    reply.body = rpc::make_error(failure->id, failure->code, failure->message);
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  rpc::Message message = std::move(std::get<rpc::Message>(parsed));
+  std::string sid(req["Mcp-Session-Id"]);
+  std::shared_ptr<HttpSession> session;
+  const bool initialize = message.is_request() && message.method() == "initialize";
+  if (initialize) {
+    if (!sid.empty()) {
+      reply = error_reply(http::status::bad_request, rpc::code::kInvalidRequest,
+                          "Bad Request: initialize must not carry an Mcp-Session-Id");
+      co_return co_await write_reply(*conn, req, std::move(reply));
+    }
+    if (sessions_.size() >= options_.max_sessions) sweep();
+    if (sessions_.size() >= options_.max_sessions) {
+      ++counters_.sessions_refused;
+      reply = error_reply(http::status::service_unavailable, -32000,
+                          "Service Unavailable: too many sessions; retry later");
+      reply.headers.emplace_back("Retry-After", "5");
+      co_return co_await write_reply(*conn, req, std::move(reply));
+    }
+    std::string id = new_session_id();
+    session = std::make_shared<HttpSession>(*this, io_, id, next_session_number_++, limits_);
+    session->attach(hooks_.make_handler(session->session()));
+    sessions_[id] = session;
+    ++counters_.sessions_created;
+    sid = id;
+    std::string requested;
+    if (auto v = cj::member_span(message.params(), "protocolVersion")) {
+      std::string_view t = cj::trim(*v);
+      if (t.size() >= 2 && t.front() == '"') requested = std::string(t.substr(1, t.size() - 2));
+    }
+    session->protocol_version = std::string(mcp::negotiate(requested));
+  } else {
+    if (sid.empty()) {
+      reply = error_reply(http::status::bad_request, -32000,
+                          "Bad Request: the Mcp-Session-Id header is required");
+      co_return co_await write_reply(*conn, req, std::move(reply));
+    }
+    auto it = sessions_.find(sid);
+    if (it == sessions_.end()) {
+      reply = error_reply(http::status::not_found, -32001, "Session not found");
+      co_return co_await write_reply(*conn, req, std::move(reply));
+    }
+    session = it->second;
+  }
+  session->touch();
+  if (!message.is_request()) {
+    session->session()->on_message(std::move(message));
+    reply.status = http::status::accepted;
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  std::string key = *rpc::id_key(message.id());
+  std::shared_ptr<Stream> stream = session->open_stream(key, wants_sse);
+  if (!stream) {
+    reply.status = http::status::bad_request;
+    reply.body = rpc::make_error(message.id(), rpc::code::kInvalidRequest,
+                                 "Invalid request: this id is already in use");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (initialize) headers.emplace_back("Mcp-Session-Id", sid);
+  const std::string& version = header_version.empty() ? session->protocol_version : header_version;
+  const bool prime = wants_sse && version >= "2025-11-25";
+  session->session()->on_message(std::move(message));
+  if (wants_sse) {
+    co_return co_await run_sse(conn, req, session, stream, prime, std::move(headers));
+  }
+  // JSON: wait for the answer (or the session's end).
+  stream->writer = conn.get();
+  while (!stream->finished) {
+    boost::system::error_code ec;
+    conn->wake.expires_after(std::chrono::hours(1));
+    co_await conn->wake.async_wait(asio::redirect_error(kAwait, ec));
+  }
+  stream->writer = nullptr;
+  if (stream->json_body.empty()) {
+    reply = error_reply(http::status::not_found, -32001, "Session not found (it ended)");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  reply.body = std::move(stream->json_body);
+  reply.headers = std::move(headers);
+  co_return co_await write_reply(*conn, req, std::move(reply));
+}
+
+asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> conn, Request& req,
+                                                 Reply& reply) {
+  if (!accepts(lower(req[http::field::accept]), "text/event-stream")) {
+    reply = error_reply(http::status::not_acceptable, -32000,
+                        "Not Acceptable: the client must accept text/event-stream");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  std::string sid(req["Mcp-Session-Id"]);
+  if (sid.empty()) {
+    reply = error_reply(http::status::bad_request, -32000,
+                        "Bad Request: the Mcp-Session-Id header is required");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  auto it = sessions_.find(sid);
+  if (it == sessions_.end()) {
+    reply = error_reply(http::status::not_found, -32001, "Session not found");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
+  std::shared_ptr<HttpSession> session = it->second;
+  session->touch();
+  std::shared_ptr<Stream> stream = session->standalone();
+  // Last-Event-ID "<stream>-<seq>": resume that stream after that event.
+  std::string_view last = req["Last-Event-ID"];
+  if (!last.empty()) {
+    std::size_t dash = last.find('-');
+    std::uint64_t number = 0, seq = 0;
+    bool ok = dash != std::string_view::npos;
+    if (ok) {
+      auto a = std::from_chars(last.data(), last.data() + dash, number);
+      auto b = std::from_chars(last.data() + dash + 1, last.data() + last.size(), seq);
+      ok = a.ec == std::errc() && a.ptr == last.data() + dash && b.ec == std::errc() &&
+           b.ptr == last.data() + last.size();
+    }
+    if (ok) {
+      if (auto s = session->stream(number); s && s->sse) {
+        stream = s;
+        stream->written = std::min(seq, stream->next_seq - 1);
+        ++counters_.resumed;
+      }
+    }
+  }
+  co_return co_await run_sse(conn, req, session, stream, false, {});
+}
+
+asio::awaitable<bool> HttpServerImpl::write_chunk(Connection& conn, bool http11,
+                                                  std::string data) {
+  boost::system::error_code ec;
+  if (http11) {
+    co_await asio::async_write(conn.stream, http::make_chunk(asio::buffer(data)),
+                               asio::redirect_error(kAwait, ec));
+  } else {
+    co_await asio::async_write(conn.stream, asio::buffer(data), asio::redirect_error(kAwait, ec));
+  }
+  co_return !ec;
+}
+
+asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> conn) {
+  std::array<char, 512> scratch;
+  for (;;) {
+    boost::system::error_code ec;
+    co_await conn->stream.socket().async_read_some(asio::buffer(scratch),
+                                                   asio::redirect_error(kAwait, ec));
+    if (ec) break;
+  }
+  conn->peer_gone = true;
+  conn->wake.cancel();
+}
+
+asio::awaitable<bool> HttpServerImpl::run_sse(
+    std::shared_ptr<Connection> conn, const Request& req, std::shared_ptr<HttpSession> session,
+    std::shared_ptr<Stream> stream, bool prime,
+    std::vector<std::pair<std::string, std::string>> headers) {
+  const bool http11 = req.version() >= 11;
+  // A POST's stream ends with its response and the connection may be kept; a GET's (the
+  // standalone stream or a resumption) lives until the session ends, so the peer is
+  // watched and the connection closed at the end.
+  const bool long_lived = req.method() == http::verb::get;
+  http::response<http::empty_body> res{http::status::ok, req.version()};
+  res.set(http::field::server, "sluice");
+  res.set(http::field::content_type, "text/event-stream");
+  res.set(http::field::cache_control, "no-cache");
+  res.set("X-Accel-Buffering", "no");
+  for (auto& [name, value] : headers) res.set(name, value);
+  res.keep_alive(http11 && !long_lived && req.keep_alive());
+  res.chunked(http11);
+  http::response_serializer<http::empty_body> serializer{res};
+  ++counters_.by_status[200];
+  boost::system::error_code ec;
+  co_await http::async_write_header(conn->stream, serializer, asio::redirect_error(kAwait, ec));
+  if (ec) co_return false;
+
+  // Another connection resuming this stream takes it over; the old one ends.
+  if (stream->writer && stream->writer != conn.get()) stream->writer->wake.cancel();
+  stream->writer = conn.get();
+  if (long_lived) asio::co_spawn(io_, watch_peer(conn), asio::detached);
+  if (prime) {
+    std::string priming = "id: " + session->event_id(*stream, 0) + "\ndata: \n\n";
+    if (!co_await write_chunk(*conn, http11, std::move(priming))) {
+      if (stream->writer == conn.get()) stream->writer = nullptr;
+      co_return false;
+    }
+  }
+  bool clean = true;
+  for (;;) {
+    if (stream->writer != conn.get() || conn->peer_gone || stopping_) {
+      clean = false;
+      break;
+    }
+    std::string out;
+    for (const auto& [seq, text] : stream->events) {
+      if (seq <= stream->written) continue;
+      out += text;
+      stream->written = seq;
+    }
+    if (!out.empty()) {
+      if (!co_await write_chunk(*conn, http11, std::move(out))) {
+        clean = false;
+        break;
+      }
+      session->touch();
+      continue;
+    }
+    if (stream->finished) break;
+    conn->wake.expires_after(options_.sse_keepalive);
+    boost::system::error_code wait_ec;
+    co_await conn->wake.async_wait(asio::redirect_error(kAwait, wait_ec));
+    if (!wait_ec && stream->writer == conn.get() && !conn->peer_gone) {
+      if (!co_await write_chunk(*conn, http11, ": keepalive\n\n")) {
+        clean = false;
+        break;
+      }
+    }
+  }
+  if (stream->writer == conn.get()) stream->writer = nullptr;
+  if (!clean) co_return false;
+  if (http11) {
+    boost::system::error_code wec;
+    co_await asio::async_write(conn->stream, http::make_chunk_last(),
+                               asio::redirect_error(kAwait, wec));
+    if (wec) co_return false;
+  }
+  co_return http11 && !long_lived && req.keep_alive();
+}
+
+asio::awaitable<void> HttpServerImpl::sweep_loop() {
+  auto self = shared_from_this();
+  while (!stopping_) {
+    boost::system::error_code ec;
+    sweep_.expires_after(std::chrono::seconds(1));
+    co_await sweep_.async_wait(asio::redirect_error(kAwait, ec));
+    if (stopping_) break;
+    sweep();
+  }
+}
+
+void HttpServerImpl::sweep() {
+  auto now = Clock::now();
+  std::vector<std::string> expired;
+  for (auto& [id, s] : sessions_) {
+    if (s->idle() && now - s->last_activity() > options_.session_idle) expired.push_back(id);
+  }
+  for (const auto& id : expired) end_session(id, true);
+  if (!expired.empty()) core::log::info("http: {} idle session(s) expired", expired.size());
+  release_retired();
+  for (auto it = buckets_.begin(); it != buckets_.end();) {
+    if (now - it->second.last > std::chrono::seconds(2)) {
+      it = buckets_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::string HttpServerImpl::metrics_text() const {
+  std::string out;
+  auto line = [&](std::string_view name, std::string_view type, std::string_view help,
+                  std::uint64_t value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+  };
+  out += "# HELP sluice_http_requests_total HTTP responses by status code.\n"
+         "# TYPE sluice_http_requests_total counter\n";
+  for (const auto& [code, n] : counters_.by_status) {
+    out += fmt::format("sluice_http_requests_total{{code=\"{}\"}} {}\n", code, n);
+  }
+  line("sluice_http_sessions", "gauge", "Open MCP sessions.", sessions_.size());
+  line("sluice_http_sessions_retired", "gauge",
+       "Ended sessions whose calls are still finishing.", retired_.size());
+  line("sluice_http_sessions_created_total", "counter", "Sessions created.",
+       counters_.sessions_created);
+  line("sluice_http_sessions_deleted_total", "counter", "Sessions ended by DELETE or shutdown.",
+       counters_.sessions_deleted);
+  line("sluice_http_sessions_expired_total", "counter", "Sessions ended after being idle.",
+       counters_.sessions_expired);
+  line("sluice_http_sessions_refused_total", "counter", "initialize refused at the session cap.",
+       counters_.sessions_refused);
+  line("sluice_http_connections", "gauge", "Open HTTP connections.", connections_.size());
+  line("sluice_http_connections_total", "counter", "HTTP connections accepted.",
+       counters_.connections);
+  line("sluice_http_connections_refused_total", "counter",
+       "Connections closed at once at the connection cap.", counters_.connections_refused);
+  line("sluice_http_sse_replay_dropped_total", "counter",
+       "SSE events dropped from a full replay buffer before they were delivered.",
+       counters_.replay_dropped);
+  line("sluice_http_sse_resumed_total", "counter", "Streams resumed with Last-Event-ID.",
+       counters_.resumed);
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<HttpServer> HttpServer::create(asio::io_context& io, HttpOptions options,
+                                               HttpHooks hooks, const core::Limits& limits) {
+  return std::make_shared<HttpServerImpl>(io, std::move(options), std::move(hooks), limits);
+}
+
+}  // namespace sluice::transport
