@@ -15,7 +15,7 @@ namespace sluice::gateway {
 
 struct AuditEvent {
   std::string kind;     // call, cancel, refusal, restart, disconnect, refresh, crash
-  std::string client;   // "stdio", "cli", or "operator" for meta-tool actions
+  std::string client;   // "stdio", "http#N", "cli", or "operator" for meta-tool actions
   std::string server;
   std::string tool;     // empty when not about one tool
   std::string outcome;  // completed, errored, transport_lost, expired, refused, ok, ...

@@ -183,6 +183,9 @@ class Gateway::ClientHandler : public mcp::Handler {
 
  private:
   void initialize(mcp::IncomingRequest& request) {
+    if (auto caps = cj::member_span(request.message().params(), "capabilities")) {
+      request.session()->set_peer_capabilities(std::string(cj::trim(*caps)));
+    }
     std::string requested;
     if (auto v = cj::member_span(request.message().params(), "protocolVersion")) {
       bj::error_code ec;

@@ -139,22 +139,55 @@ std::shared_ptr<mcp::Session> Gateway::newest_client() {
 }
 
 Gateway::RelayRoute Gateway::relay_target(std::string_view server) {
-  // A downstream's request carries nothing that names the call it serves: the newest
-  // running call to that server whose client is still there is the best attribution (with
-  // one call in flight, the exact one).
+  // A downstream's request or log does not name the call it serves. When every running
+  // call to that server comes from one client session, it is that session's (the newest
+  // such call's stream); when calls from several sessions run, it cannot be attributed and
+  // goes to nobody (`ambiguous`): one client's prompt must never reach another client.
+  RelayRoute route;
   for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
     if (it->server != server || it->state != PendingCall::State::running) continue;
-    if (auto client = it->client_session.lock(); client && !client->closed()) {
-      return {std::move(client), it->client_request_id};
+    auto client = it->client_session.lock();
+    if (!client || client->closed()) continue;
+    if (!route.client) {
+      route.client = std::move(client);
+      route.related = it->client_request_id;
+    } else if (client != route.client) {
+      route.ambiguous = true;
+      route.client.reset();
+      route.related.clear();
+      return route;
     }
   }
-  return {newest_client(), {}};
+  if (!route.client) route.client = newest_client();
+  return route;
 }
 
 asio::awaitable<mcp::Reply> Gateway::relay_to_client(std::string server, std::string method,
                                                      std::string params) {
   RelayRoute route = relay_target(server);
-  if (!route.client) co_return mcp::Reply{mcp::Reply::Status::closed, std::nullopt};
+  std::string refusal;
+  if (route.ambiguous) {
+    refusal = "calls from several clients are running on this server, so sluice cannot tell "
+              "which client this request is for";
+  } else if (!route.client) {
+    refusal = "no client is connected";
+  } else {
+    const char* needs = method == "sampling/createMessage" ? "sampling"
+                        : method == "elicitation/create"   ? "elicitation"
+                        : method == "roots/list"           ? "roots"
+                                                           : nullptr;
+    if (needs && !route.client->peer_declares(needs)) {
+      refusal = fmt::format("the client did not declare the {} capability", needs);
+    }
+  }
+  if (!refusal.empty()) {
+    core::log::info("server {}: {} not relayed: {}", server, method, refusal);
+    auto parsed = rpc::parse(rpc::make_error("0", rpc::code::kMethodNotFound, refusal),
+                             cj::ParseLimits{options_.limits.max_json_depth},
+                             rpc::Strictness::peer);
+    co_return mcp::Reply{mcp::Reply::Status::error,
+                         std::move(std::get<rpc::Message>(parsed))};
+  }
   mcp::Reply reply = co_await route.client->request(
       std::move(method), std::move(params), options_.limits.default_call_timeout, nullptr,
       nullptr, nullptr, std::move(route.related));
@@ -183,7 +216,12 @@ void Gateway::relay_notification(std::string_view server, std::string_view metho
     return;
   }
   RelayRoute route = relay_target(server);
-  if (route.client) route.client->notify(method, params, route.related);
+  if (route.client) {
+    route.client->notify(method, params, route.related);
+  } else if (route.ambiguous) {
+    core::log::debug("server {}: {} not relayed: calls from several clients are running",
+                     server, method);
+  }
 }
 
 void Gateway::broadcast(std::string_view method) {

@@ -166,12 +166,13 @@ class Gateway {
   std::list<PendingCall> pending_;
   // Client sessions told when the aggregated tool list changes.
   std::vector<std::weak_ptr<mcp::Session>> list_subscribers_;
-  // Where a downstream's request or log goes (aggregate mode): the client whose call to
-  // that server started last and is still running, as the work of that call; else the
-  // newest live client session (with stdio, the one client), unrelated to any call.
+  // Where a downstream's request or log goes (aggregate mode): the client session whose
+  // calls to that server are running (on its newest call's stream); nobody when running
+  // calls come from several sessions; else the newest live client session.
   struct RelayRoute {
     std::shared_ptr<mcp::Session> client;
-    std::string related;  // raw id of the client's request, empty when none
+    std::string related;     // raw id of the client's request, empty when none
+    bool ambiguous = false;  // running calls from several sessions: no client
   };
   RelayRoute relay_target(std::string_view server);
   std::shared_ptr<mcp::Session> newest_client();

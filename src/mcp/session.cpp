@@ -95,6 +95,10 @@ void Session::send_frame(std::string frame) {
   if (outbox_ && !closed_) outbox_->send(std::move(frame));
 }
 
+bool Session::peer_declares(std::string_view name) const {
+  return cj::member_span(peer_capabilities_, name).has_value();
+}
+
 void Session::send_response(std::string frame, std::string_view request_id) {
   if (outbox_ && !closed_) outbox_->send_response(std::move(frame), request_id);
 }

@@ -161,6 +161,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void finish_incoming(const rpc::Message& message);
 
   const std::string& label() const { return options_.label; }
+  // The peer's declared capabilities (the raw `capabilities` object of its initialize),
+  // kept by the server role so that requests the peer cannot serve are not sent to it.
+  void set_peer_capabilities(std::string json) { peer_capabilities_ = std::move(json); }
+  // Whether the peer declared capability `name` (a top-level key).
+  bool peer_declares(std::string_view name) const;
   std::size_t pending_outgoing() const { return pending_.size(); }
   std::size_t pending_incoming() const { return incoming_.size(); }
   asio::io_context& io() { return io_; }
@@ -205,6 +210,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unordered_map<std::uint64_t, PendingCall*> pending_;
   std::unordered_map<std::string, IncomingRequest*> incoming_;
   Counters counters_;
+  std::string peer_capabilities_;
 };
 
 }  // namespace sluice::mcp

@@ -219,8 +219,6 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
                                 std::shared_ptr<Stream> stream, bool prime,
                                 std::vector<std::pair<std::string, std::string>> headers);
   asio::awaitable<void> watch_peer(std::shared_ptr<Connection> conn);
-  // One piece of an SSE body: a chunk on HTTP/1.1, raw bytes on HTTP/1.0.
-  asio::awaitable<bool> write_chunk(Connection& conn, bool http11, std::string data);
   asio::awaitable<void> sweep_loop();
   void sweep();
 
@@ -427,7 +425,7 @@ void HttpServerImpl::stop() {
 
 void HttpServerImpl::release_retired() {
   for (auto it = retired_.begin(); it != retired_.end();) {
-    if (stopping_ || !(*it)->calls_running()) {
+    if (!(*it)->calls_running()) {
       it = retired_.erase(it);
     } else {
       ++it;
@@ -467,6 +465,8 @@ asio::awaitable<void> HttpServerImpl::accept_loop() {
       socket.close(ec);
       continue;
     }
+    // Small writes (an SSE event, a 202) must leave at once: no Nagle delay.
+    socket.set_option(tcp::no_delay(true), ec);
     auto conn = std::make_shared<Connection>(std::move(socket));
     auto remote = conn->stream.socket().remote_endpoint(ec);
     conn->address = ec ? std::string("unknown") : remote.address().to_string();
@@ -655,6 +655,12 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
     co_return co_await write_reply(
         *conn, req, error_reply(http::status::not_found, -32000, "Not found: the MCP endpoint is /mcp"));
   }
+  if (std::string_view v = req["MCP-Protocol-Version"];
+      !v.empty() && !mcp::is_supported_version(v)) {
+    co_return co_await write_reply(
+        *conn, req, error_reply(http::status::bad_request, -32000,
+                                "Bad Request: unsupported MCP-Protocol-Version"));
+  }
   Reply reply;
   switch (req.method()) {
     case http::verb::post: co_return co_await handle_post(conn, req, reply);
@@ -700,11 +706,6 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
   std::string header_version(req["MCP-Protocol-Version"]);
-  if (!header_version.empty() && !mcp::is_supported_version(header_version)) {
-    reply = error_reply(http::status::bad_request, -32000,
-                        "Bad Request: unsupported MCP-Protocol-Version");
-    co_return co_await write_reply(*conn, req, std::move(reply));
-  }
   // Line breaks are whitespace in valid JSON (a raw one inside a string is invalid): the
   // message is made single-line so that it can be spliced into a stdio frame downstream.
   std::string body = std::move(req.body());
@@ -831,27 +832,23 @@ asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> con
       ok = a.ec == std::errc() && a.ptr == last.data() + dash && b.ec == std::errc() &&
            b.ptr == last.data() + last.size();
     }
-    if (ok) {
-      if (auto s = session->stream(number); s && s->sse) {
-        stream = s;
-        stream->written = std::min(seq, stream->next_seq - 1);
-        ++counters_.resumed;
-      }
+    if (!ok) {
+      reply = error_reply(http::status::bad_request, -32000,
+                          "Bad Request: Last-Event-ID is not an event id this server issued");
+      co_return co_await write_reply(*conn, req, std::move(reply));
     }
+    std::shared_ptr<Stream> s = session->stream(number);
+    // A stream that is gone, or ended with nothing after that event: nothing to resume.
+    // 204 (not an empty stream that ends) so that a client does not reconnect again.
+    if (!s || !s->sse || (s->finished && seq + 1 >= s->next_seq)) {
+      reply.status = http::status::no_content;
+      co_return co_await write_reply(*conn, req, std::move(reply));
+    }
+    stream = s;
+    stream->written = std::min(seq, stream->next_seq - 1);
+    ++counters_.resumed;
   }
   co_return co_await run_sse(conn, req, session, stream, false, {});
-}
-
-asio::awaitable<bool> HttpServerImpl::write_chunk(Connection& conn, bool http11,
-                                                  std::string data) {
-  boost::system::error_code ec;
-  if (http11) {
-    co_await asio::async_write(conn.stream, http::make_chunk(asio::buffer(data)),
-                               asio::redirect_error(kAwait, ec));
-  } else {
-    co_await asio::async_write(conn.stream, asio::buffer(data), asio::redirect_error(kAwait, ec));
-  }
-  co_return !ec;
 }
 
 asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> conn) {
@@ -875,71 +872,78 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
   // standalone stream or a resumption) lives until the session ends, so the peer is
   // watched and the connection closed at the end.
   const bool long_lived = req.method() == http::verb::get;
-  http::response<http::empty_body> res{http::status::ok, req.version()};
-  res.set(http::field::server, "sluice");
-  res.set(http::field::content_type, "text/event-stream");
-  res.set(http::field::cache_control, "no-cache");
-  res.set("X-Accel-Buffering", "no");
-  for (auto& [name, value] : headers) res.set(name, value);
-  res.keep_alive(http11 && !long_lived && req.keep_alive());
-  res.chunked(http11);
-  http::response_serializer<http::empty_body> serializer{res};
+  const bool keep = http11 && !long_lived && req.keep_alive() && !stopping_;
+  // The head is written with the first events: a fast call's whole answer (head, priming
+  // event, response, last chunk) leaves in one write. A slow call's head and priming event
+  // go out after kFirstEventWait, so the client can resume from then on.
+  constexpr auto kFirstEventWait = std::chrono::milliseconds(10);
+  std::string head = http11 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n";
+  head += "Server: sluice\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+          "X-Accel-Buffering: no\r\n";
+  for (auto& [name, value] : headers) head += name + ": " + value + "\r\n";
+  if (http11) head += "Transfer-Encoding: chunked\r\n";
+  if (!keep) head += "Connection: close\r\n";
+  head += "\r\n";
   ++counters_.by_status[200];
-  boost::system::error_code ec;
-  co_await http::async_write_header(conn->stream, serializer, asio::redirect_error(kAwait, ec));
-  if (ec) co_return false;
-
+  auto chunk = [http11](std::string_view data) {
+    return http11 ? fmt::format("{:x}\r\n{}\r\n", data.size(), data) : std::string(data);
+  };
   // Another connection resuming this stream takes it over; the old one ends.
   if (stream->writer && stream->writer != conn.get()) stream->writer->wake.cancel();
   stream->writer = conn.get();
   if (long_lived) asio::co_spawn(io_, watch_peer(conn), asio::detached);
-  if (prime) {
-    std::string priming = "id: " + session->event_id(*stream, 0) + "\ndata: \n\n";
-    if (!co_await write_chunk(*conn, http11, std::move(priming))) {
-      if (stream->writer == conn.get()) stream->writer = nullptr;
-      co_return false;
-    }
-  }
+  std::string body;
+  if (prime) body = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
+  bool head_sent = false;
+  bool head_due = long_lived;  // a GET's head goes at once
+  const auto first_deadline = Clock::now() + kFirstEventWait;
   bool clean = true;
-  for (;;) {
+  bool done = false;
+  while (!done) {
     if (stream->writer != conn.get() || conn->peer_gone || stopping_) {
       clean = false;
       break;
     }
-    std::string out;
     for (const auto& [seq, text] : stream->events) {
       if (seq <= stream->written) continue;
-      out += text;
+      body += text;
       stream->written = seq;
     }
-    if (!out.empty()) {
-      if (!co_await write_chunk(*conn, http11, std::move(out))) {
+    done = stream->finished;
+    if (!body.empty() || done || (!head_sent && head_due)) {
+      std::string out;
+      if (!head_sent) out = std::move(head);
+      if (!body.empty()) out += chunk(body);
+      if (done && http11) out += "0\r\n\r\n";
+      body.clear();
+      head_sent = true;
+      boost::system::error_code ec;
+      co_await asio::async_write(conn->stream, asio::buffer(out), asio::redirect_error(kAwait, ec));
+      if (ec) {
         clean = false;
         break;
       }
       session->touch();
       continue;
     }
-    if (stream->finished) break;
-    conn->wake.expires_after(options_.sse_keepalive);
+    conn->wake.expires_at(head_sent ? Clock::now() + options_.sse_keepalive : first_deadline);
     boost::system::error_code wait_ec;
     co_await conn->wake.async_wait(asio::redirect_error(kAwait, wait_ec));
-    if (!wait_ec && stream->writer == conn.get() && !conn->peer_gone) {
-      if (!co_await write_chunk(*conn, http11, ": keepalive\n\n")) {
+    if (wait_ec || stream->writer != conn.get() || conn->peer_gone) continue;
+    if (!head_sent) {
+      head_due = true;
+    } else {
+      std::string ping = chunk(": keepalive\n\n");
+      boost::system::error_code ec;
+      co_await asio::async_write(conn->stream, asio::buffer(ping), asio::redirect_error(kAwait, ec));
+      if (ec) {
         clean = false;
         break;
       }
     }
   }
   if (stream->writer == conn.get()) stream->writer = nullptr;
-  if (!clean) co_return false;
-  if (http11) {
-    boost::system::error_code wec;
-    co_await asio::async_write(conn->stream, http::make_chunk_last(),
-                               asio::redirect_error(kAwait, wec));
-    if (wec) co_return false;
-  }
-  co_return http11 && !long_lived && req.keep_alive();
+  co_return clean && keep;
 }
 
 asio::awaitable<void> HttpServerImpl::sweep_loop() {

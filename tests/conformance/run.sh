@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (@modelcontextprotocol/conformance 0.1.16, pinned)
-# against sluice's stdio front end: `sluice serve --expose all --passthrough` fronting the
-# C++ conformance fixture, bridged to Streamable HTTP by supergateway --stateful (pinned),
-# on 127.0.0.1 only. Known failures are in baseline-stdio.yml; the runner fails on a new
-# failure and on a baselined check that passes.
-# Usage: bash tests/conformance/run.sh SLUICE_BINARY CONFORMANCE_SERVER   (ctest: conformance)
+# The official MCP conformance suite (@modelcontextprotocol/conformance, pinned) against sluice,
+# fronting the C++ conformance fixture (its only server, "conformance", with --expose all
+# --passthrough), on 127.0.0.1 only. Known failures are in the mode's baseline file; the runner
+# fails on a new failure (a WARNING counts too) and on a baselined check that passes.
+#
+# Usage: bash tests/conformance/run.sh [MODE] SLUICE_BINARY CONFORMANCE_SERVER
+#   stdio       (the default when MODE is omitted) 0.1.16's active suite against the stdio front
+#               end, bridged to Streamable HTTP by supergateway --stateful (pinned);
+#               baseline-stdio.yml.                            ctest: conformance_stdio_via_supergateway
+#   http        0.1.16's active suite against sluice's own HTTP front end
+#               (sluice serve --transport http); baseline-http.yml.          ctest: conformance_http
+#   http-alpha  0.2.0-alpha.12 (pinned in alpha/) with --requirements 2025-11-25 against the HTTP
+#               front end; baseline-http-alpha.yml (entries may be `- scenario:check-id`).
+#                                                                      ctest: conformance_http_alpha
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 SLUICE_BINARY CONFORMANCE_SERVER" >&2
+mode=stdio
+if [[ $# -eq 3 ]]; then
+  mode="$1"
+  shift
+fi
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|http|http-alpha)$ ]]; then
+  echo "usage: $0 [stdio|http|http-alpha] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
 fi
 sluice="$(realpath -- "$1")"
@@ -16,16 +29,28 @@ fixture="$(realpath -- "$2")"
 cd -- "$(dirname -- "${BASH_SOURCE[0]}")"
 here="$(pwd)"
 
-if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund >/dev/null
-fi
+# The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
+pkg="$here"
+[[ "$mode" == http-alpha ]] && pkg="$here/alpha"
+
+# npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
+# never writes it), so conformance tests started in parallel (ctest -j) don't install over each
+# other.
+(
+  cd -- "$pkg"
+  exec 9<package-lock.json
+  timeout 300 flock 9
+  if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+    timeout 300 npm ci --no-audit --no-fund >/dev/null
+  fi
+)
 
 work="$(mktemp -d)"
-bridge_pid=""
+server_pid=""
 cleanup() {
-  if [[ -n "$bridge_pid" ]]; then
-    kill -TERM -- "-$bridge_pid" 2>/dev/null || true
-    wait "$bridge_pid" 2>/dev/null || true
+  if [[ -n "$server_pid" ]]; then
+    kill -TERM -- "-$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
   fi
   rm -rf -- "$work"
 }
@@ -33,41 +58,103 @@ trap cleanup EXIT
 
 printf '{"mcpServers":{"conformance":{"command":"%s"}}}\n' "$fixture" > "$work/mcp.json"
 
-# A free loopback port: try a few random ones (bounded).
-port=""
-for _ in $(seq 20); do
-  candidate=$((20000 + RANDOM % 20000))
-  if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
-    port=$candidate
-    break
+if [[ "$mode" == stdio ]]; then
+  # A free loopback port: try a few random ones (bounded).
+  port=""
+  for _ in $(seq 20); do
+    candidate=$((20000 + RANDOM % 20000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
+      port=$candidate
+      break
+    fi
+  done
+  [[ -n "$port" ]] || { echo "run.sh: no free loopback port found" >&2; exit 1; }
+
+  # The bridge in its own process group (setsid), bounded by timeout, bound to 127.0.0.1.
+  HOME="$work" NODE_OPTIONS="--require $here/shim/loopback.cjs" setsid timeout 600 \
+    node node_modules/supergateway/dist/index.js \
+    --stdio "$sluice serve --no-discover --config $work/mcp.json --expose all --passthrough --log-level warn" \
+    --outputTransport streamableHttp --stateful --port "$port" >"$work/bridge.log" 2>&1 &
+  server_pid=$!
+
+  # Wait (bounded) until it listens.
+  for _ in $(seq 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+      cat "$work/bridge.log" >&2
+      exit 1
+    fi
+    sleep 0.05
+  done
+
+  status=0
+  timeout 300 node --import "$here/shim/register.mjs" \
+    node_modules/@modelcontextprotocol/conformance/dist/index.js server \
+    --url "http://127.0.0.1:$port/mcp" --expected-failures "$here/baseline-stdio.yml" \
+    >"$work/suite.log" 2>&1 || status=$?
+  sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
+  if [[ $status -ne 0 ]]; then
+    grep -E "✗|FAILURE|Error" "$work/suite.log" | head -40 >&2 || true
   fi
-done
-[[ -n "$port" ]] || { echo "run.sh: no free loopback port found" >&2; exit 1; }
+  exit "$status"
+fi
 
-# The bridge in its own process group (setsid), bounded by timeout, bound to 127.0.0.1.
-HOME="$work" NODE_OPTIONS="--require $here/shim/loopback.cjs" setsid timeout 600 \
-  node node_modules/supergateway/dist/index.js \
-  --stdio "$sluice serve --no-discover --config $work/mcp.json --expose all --passthrough --log-level warn" \
-  --outputTransport streamableHttp --stateful --port "$port" >"$work/bridge.log" 2>&1 &
-bridge_pid=$!
+# HTTP modes: sluice's own HTTP front end on a free loopback port (--port 0), which it writes to
+# --port-file once it listens. Own process group (setsid), bounded by timeout.
+mkdir -p "$work/state" "$work/results"
+HOME="$work" setsid timeout 600 "$sluice" serve --transport http --host 127.0.0.1 --port 0 \
+  --port-file "$work/port" --state-dir "$work/state" --no-discover --config "$work/mcp.json" \
+  --expose all --passthrough --log-level warn >"$work/sluice.log" 2>&1 &
+server_pid=$!
 
-# Wait (bounded) until it listens.
-for _ in $(seq 200); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-  if ! kill -0 "$bridge_pid" 2>/dev/null; then
-    cat "$work/bridge.log" >&2
+# Wait (bounded, 30 s) for the port file.
+port=""
+for _ in $(seq 600); do
+  if [[ -s "$work/port" ]]; then
+    port="$(tr -d '[:space:]' < "$work/port")"
+    [[ "$port" =~ ^[0-9]+$ ]] && break
+    port=""
+  fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "run.sh: sluice exited before listening:" >&2
+    cat "$work/sluice.log" >&2
     exit 1
   fi
   sleep 0.05
 done
+[[ -n "$port" ]] || { echo "run.sh: sluice wrote no port file within 30 s" >&2; cat "$work/sluice.log" >&2; exit 1; }
+
+if [[ "$mode" == http ]]; then
+  baseline="$here/baseline-http.yml"
+  suite_args=()
+else
+  baseline="$here/baseline-http-alpha.yml"
+  suite_args=(--requirements 2025-11-25)
+fi
 
 status=0
-timeout 300 node --import "$here/shim/register.mjs" \
-  node_modules/@modelcontextprotocol/conformance/dist/index.js server \
-  --url "http://127.0.0.1:$port/mcp" --expected-failures "$here/baseline-stdio.yml" \
-  >"$work/suite.log" 2>&1 || status=$?
-sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
+HOME="$work" NODE_OPTIONS="--require $here/shim/loopback.cjs" timeout 300 \
+  node --import "$here/shim/register.mjs" \
+  "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+  --url "http://127.0.0.1:$port/mcp" "${suite_args[@]}" --expected-failures "$baseline" \
+  -o "$work/results" >"$work/suite.log" 2>&1 || status=$?
+if grep -q '=== SUMMARY ===' "$work/suite.log"; then
+  sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
+else
+  tail -40 "$work/suite.log" >&2
+fi
+
+if ! kill -0 "$server_pid" 2>/dev/null; then
+  echo "run.sh: sluice exited during the run:" >&2
+  tail -40 "$work/sluice.log" >&2
+  status=1
+fi
 if [[ $status -ne 0 ]]; then
-  grep -E "✗|FAILURE|Error" "$work/suite.log" | head -40 >&2 || true
+  # Every check that failed or warned (warnings count against a baseline too), with its details.
+  node "$here/failed-checks.mjs" "$work/results" >&2 || true
+  if [[ -s "$work/sluice.log" ]]; then
+    echo "--- sluice log (tail) ---" >&2
+    tail -40 "$work/sluice.log" >&2
+  fi
 fi
 exit "$status"

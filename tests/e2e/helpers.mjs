@@ -1,7 +1,9 @@
-// Helpers shared by the end-to-end tests: bounded waits, the /proc marker scan, and
-// meta-tool result checks.
+// Helpers shared by the end-to-end tests: bounded waits, the /proc marker scan, meta-tool
+// result checks, and starting/stopping `sluice serve` (stdio through the SDK, or HTTP).
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Rejects with a labelled error if `promise` does not settle within `ms`. */
@@ -36,11 +38,11 @@ export async function waitFor(ms, label, predicate, describeLast) {
 }
 
 /**
- * Live processes whose environment holds `name=value` and whose command line mentions
- * server-everything. Processes of other users (unreadable environ) and processes that
- * vanish mid-scan are skipped; zombies have an empty environ and do not count.
+ * Live processes whose environment holds `name=value` (and, when `cmdlineIncludes` is given,
+ * whose command line contains it). Processes of other users (unreadable environ) and
+ * processes that vanish mid-scan are skipped; zombies have an empty environ and do not count.
  */
-export async function markedEverythingProcesses(name, value) {
+export async function markedProcesses(name, value, cmdlineIncludes = undefined) {
   const needle = `${name}=${value}`;
   const found = [];
   for (const entry of await readdir('/proc')) {
@@ -49,12 +51,22 @@ export async function markedEverythingProcesses(name, value) {
       const environ = (await readFile(`/proc/${entry}/environ`, 'latin1')).split('\0');
       if (!environ.includes(needle)) continue;
       const cmdline = (await readFile(`/proc/${entry}/cmdline`, 'latin1')).split('\0').join(' ');
-      if (cmdline.includes('server-everything')) found.push({ pid: Number(entry), cmdline });
+      if (cmdlineIncludes === undefined || cmdline.includes(cmdlineIncludes)) {
+        found.push({ pid: Number(entry), cmdline });
+      }
     } catch {
       // gone, or not ours
     }
   }
   return found;
+}
+
+/**
+ * Live processes whose environment holds `name=value` and whose command line mentions
+ * server-everything (see markedProcesses).
+ */
+export async function markedEverythingProcesses(name, value) {
+  return markedProcesses(name, value, 'server-everything');
 }
 
 /** The parsed JSON of content[0].text; it must equal structuredContent when both exist. */
@@ -96,4 +108,97 @@ export async function startSluice({ Client, StdioClientTransport, binary, config
   await within(timeoutMs + 5_000, 'connect + initialize',
     client.connect(transport, { timeout: timeoutMs }));
   return { transport, client, stderr, stderrEnded };
+}
+
+/**
+ * Starts `binary serve --transport http` on a free loopback port (`--port 0`), with its own
+ * state directory and `HOME=workDir`, and waits (bounded) for the port file. `args` are
+ * appended (e.g. `['--expose', 'all']`); `env` is added to the environment. Returns
+ * { child, port, url (the /mcp endpoint), base (http://127.0.0.1:port), output ({stdout,
+ * stderr} texts that grow), exited (resolves with {code, signal} once the process has exited
+ * and its pipes are closed), exitInfo() ({code, signal} or null) }.
+ */
+export async function startSluiceHttp({ binary, configFile, workDir, args = [], env = {},
+  timeoutMs }) {
+  const portFile = path.join(workDir, 'port');
+  const stateDir = path.join(workDir, 'state');
+  await mkdir(stateDir, { recursive: true });
+  const child = spawn(binary, [
+    'serve', '--transport', 'http', '--host', '127.0.0.1', '--port', '0',
+    '--port-file', portFile, '--state-dir', stateDir,
+    '--no-discover', '--config', configFile, ...args,
+  ], {
+    env: { ...process.env, HOME: workDir, ...env },
+    cwd: workDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => { output.stdout += chunk; });
+  child.stderr.on('data', (chunk) => { output.stderr += chunk; });
+  let info = null;
+  const exited = new Promise((resolve) => {
+    // 'close': the process has exited and its stdio streams are closed.
+    child.once('close', (code, signal) => { info = { code, signal }; resolve(info); });
+  });
+  let spawnError = null;
+  child.once('error', (err) => { spawnError = err; });
+
+  const story = () => `exit: ${JSON.stringify(info)}; stderr:\n${output.stderr}`;
+  const port = await waitFor(timeoutMs, `sluice to write its port file ${portFile}`, async () => {
+    if (spawnError) throw new Error(`sluice could not be started: ${spawnError.message}`);
+    if (info) throw new Error(`sluice exited before listening; ${story()}`);
+    let text;
+    try {
+      text = await readFile(portFile, 'utf8');
+    } catch {
+      return null; // not yet
+    }
+    // Written atomically: complete once it exists. Decimal port, newline.
+    assert.match(text, /^\d+\n$/, `port file content: ${JSON.stringify(text)}`);
+    const n = Number(text.trim());
+    assert.ok(n > 0 && n < 65536, `port ${n} is a TCP port`);
+    return n;
+  }, async () => story());
+  const base = `http://127.0.0.1:${port}`;
+  return { child, port, base, url: `${base}/mcp`, output, exited, exitInfo: () => info };
+}
+
+/**
+ * Sends SIGTERM to a sluice started by startSluiceHttp and waits (bounded) for it to exit;
+ * returns {code, signal}. On timeout it sends SIGKILL and throws.
+ */
+export async function stopSluiceHttp(sluice, timeoutMs) {
+  if (!sluice.exitInfo()) sluice.child.kill('SIGTERM');
+  try {
+    return await within(timeoutMs, 'sluice to exit after SIGTERM', sluice.exited);
+  } catch (err) {
+    try { sluice.child.kill('SIGKILL'); } catch { /* already gone */ }
+    err.message += `; stderr:\n${sluice.output.stderr}`;
+    throw err;
+  }
+}
+
+/**
+ * A fetch for StreamableHTTPClientTransport's `fetch` option that records every HTTP
+ * exchange in `log`: {method, sessionId (request header), status, contentType,
+ * responseSessionId, body (the request body, for POST)}. `status` is absent if the request
+ * failed (e.g. aborted by close()).
+ */
+export function recordingFetch(log) {
+  return async (url, init = {}) => {
+    const headers = new Headers(init.headers);
+    const entry = {
+      method: init.method ?? 'GET',
+      sessionId: headers.get('mcp-session-id'),
+      body: typeof init.body === 'string' ? init.body : undefined,
+    };
+    log.push(entry);
+    const response = await fetch(url, init);
+    entry.status = response.status;
+    entry.contentType = response.headers.get('content-type');
+    entry.responseSessionId = response.headers.get('mcp-session-id');
+    return response;
+  };
 }

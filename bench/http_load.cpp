@@ -1,0 +1,834 @@
+// End-to-end HTTP load driver: tools/call throughput and p50/p99 latency through sluice's
+// Streamable HTTP front end, measured in the same run as the same load sent directly to the
+// fixture over stdio (reported as ratios), plus sluice's RSS per idle session.
+//
+//   sluice_http_load SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] [IDLE_SESSIONS=100]
+//
+// 1. direct stdio: FIXTURE on pipes, one MCP session; CLIENTS callers each keep exactly one
+//    tools/call `echo` in flight (distinct ids, answers matched by id).
+// 2. sluice http: `SLUICE serve --transport http --port 0 ...` with FIXTURE as server "fx";
+//    CLIENTS callers, each with its own keep-alive connection and MCP session, send
+//    CALLS_PER_CLIENT sequential POST /mcp tools/call `fx__echo` (answers: JSON or SSE).
+// 3. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions.
+//
+// Both load phases are driven from one thread (a poll loop; an Asio io_context with one
+// coroutine per client), so the driver's own overhead is alike on both sides. Each caller
+// makes one untimed warm-up call first. Every answer is checked (id, no error, the echoed
+// text); a protocol error, a wrong id or an unexpected HTTP status ends the run with exit 1.
+// Every wait is bounded; sluice gets SIGTERM (then SIGKILL to its process group after a
+// guard), the direct fixture is reaped, and nothing is left running.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace bj = boost::json;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto kIoGuard = 30s;    // any single read, write or connect
+constexpr auto kPortGuard = 20s;  // sluice writing its port file
+constexpr auto kStopGuard = 10s;  // a process exiting after SIGTERM / stdin EOF
+constexpr std::uint64_t kMaxBody = 64u << 20;
+constexpr std::string_view kProtocolVersion = "2025-11-25";
+constexpr std::string_view kEchoText = "hello";
+constexpr std::int64_t kFirstCallId = 1000;
+
+struct ProtocolError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------------------
+// JSON-RPC messages and checks shared by both paths.
+
+std::string initialize_request(std::int64_t id) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"initialize","params":{"protocolVersion":")" + std::string(kProtocolVersion) +
+         R"(","capabilities":{},"clientInfo":{"name":"sluice_http_load","version":"1"}}})";
+}
+
+constexpr std::string_view kInitialized =
+    R"({"jsonrpc":"2.0","method":"notifications/initialized"})";
+
+std::string echo_request(std::int64_t id, std::string_view tool) {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":")" + std::string(tool) +
+         R"(","arguments":{"text":")" + std::string(kEchoText) + R"("}}})";
+}
+
+std::optional<std::int64_t> id_of(const bj::object& msg) {
+  const bj::value* id = msg.if_contains("id");
+  if (id == nullptr || !id->is_int64()) return std::nullopt;
+  return id->as_int64();
+}
+
+// A response (not a notification or server->client request) to `id` without an error.
+void check_response(const bj::object& msg, std::int64_t id, std::string_view what) {
+  if (id_of(msg) != id) {
+    throw ProtocolError(std::string(what) + ": answer has the wrong id: " + bj::serialize(msg));
+  }
+  if (msg.contains("error") || !msg.contains("result") || !msg.at("result").is_object()) {
+    throw ProtocolError(std::string(what) + ": error answer: " + bj::serialize(msg));
+  }
+}
+
+// A tools/call echo answer: a result that is not isError and holds the echoed text.
+void check_echo(const bj::object& msg, std::int64_t id) {
+  check_response(msg, id, "tools/call");
+  const bj::object& result = msg.at("result").as_object();
+  const bj::value* is_error = result.if_contains("isError");
+  const bj::value* content = result.if_contains("content");
+  const bj::value* first = content != nullptr && content->is_array() && !content->as_array().empty()
+                               ? &content->as_array()[0]
+                               : nullptr;
+  const bj::value* text =
+      first != nullptr && first->is_object() ? first->as_object().if_contains("text") : nullptr;
+  bool ok = !(is_error != nullptr && is_error->is_bool() && is_error->as_bool()) &&
+            text != nullptr && *text == bj::value(kEchoText);
+  if (!ok) throw ProtocolError("tools/call: unexpected echo result: " + bj::serialize(msg));
+}
+
+std::optional<bj::object> parse_object(std::string_view text) {
+  boost::system::error_code ec;
+  bj::value v = bj::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return std::move(v.as_object());
+}
+
+struct Stats {
+  std::size_t calls = 0;
+  double wall_s = 0, calls_per_s = 0, p50_us = 0, p99_us = 0;
+};
+
+Stats summarize(std::vector<double> us, double wall_s) {
+  Stats s;
+  s.calls = us.size();
+  s.wall_s = wall_s;
+  if (us.empty()) return s;
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) {
+    return us[std::min(us.size() - 1, static_cast<std::size_t>(q * us.size()))];
+  };
+  s.p50_us = at(0.50);
+  s.p99_us = at(0.99);
+  s.calls_per_s = wall_s > 0 ? static_cast<double>(us.size()) / wall_s : 0;
+  return s;
+}
+
+double micros_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// ---------------------------------------------------------------------------------------
+// Child processes.
+
+// Waits up to `guard` for `pid` to exit; its wait status, or nullopt if it is still running.
+std::optional<int> wait_exit(pid_t pid, std::chrono::milliseconds guard) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  auto deadline = Clock::now() + guard;
+  for (;;) {
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (pidfd >= 0) close(pidfd);
+      return status;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (r < 0 || left <= 0ms) break;
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      poll(&p, 1, static_cast<int>(left.count()));
+    } else {
+      std::this_thread::sleep_for(std::min(left, std::chrono::milliseconds(10)));
+    }
+  }
+  if (pidfd >= 0) close(pidfd);
+  return std::nullopt;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+// One spawned process; owns its pid (and our ends of its pipes). The destructor stops it.
+class Process {
+ public:
+  // With `pipes`, its stdin/stdout are pipes to us; otherwise stdin is /dev/null and stdout
+  // is ours. With `own_group` it leads a new process group (its children can be killed too).
+  Process(const std::vector<std::string>& argv, bool pipes, bool own_group)
+      : own_group_(own_group) {
+    int in[2] = {-1, -1}, out[2] = {-1, -1};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (pipes) {
+      if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+      posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+      posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    } else {
+      posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    }
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    if (own_group) {
+      posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+      posix_spawnattr_setpgroup(&attr, 0);
+    }
+    std::vector<char*> args;
+    for (const auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+    args.push_back(nullptr);
+    int rc = posix_spawn(&pid_, args[0], &fa, &attr, args.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&fa);
+    if (pipes) {
+      close(in[0]);
+      close(out[1]);
+      in_ = in[1];
+      out_ = out[0];
+    }
+    if (rc != 0) {
+      pid_ = -1;
+      throw std::runtime_error("cannot spawn " + argv[0] + ": " + std::strerror(rc));
+    }
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  ~Process() {
+    stop(true);
+    kill_group();
+  }
+
+  pid_t pid() const { return pid_; }
+  bool running() {
+    if (status_ || pid_ < 0) return false;
+    status_ = wait_exit(pid_, 0ms);
+    return !status_;
+  }
+  std::optional<int> exit_status() const { return status_; }
+  // SIGKILLs whatever is left in its process group (when it leads one): the last sweep.
+  void kill_group() {
+    if (pid_ >= 0 && own_group_) kill(-pid_, SIGKILL);
+  }
+
+  // Closes its stdin (if a pipe) and, with `sigterm`, sends SIGTERM; waits up to kStopGuard,
+  // then SIGKILLs it (its whole group when it leads one). Returns its wait status.
+  int stop(bool sigterm) {
+    close_fd(in_);
+    if (pid_ >= 0 && !status_) {
+      if (sigterm) kill(pid_, SIGTERM);
+      status_ = wait_exit(pid_, kStopGuard);
+      if (!status_) {
+        std::fprintf(stderr, "http_load: pid %d still running %lld s after stop, killing it\n",
+                     static_cast<int>(pid_), static_cast<long long>(kStopGuard.count()));
+        kill(own_group_ ? -pid_ : pid_, SIGKILL);
+        int status = 0;
+        waitpid(pid_, &status, 0);
+        status_ = status;
+        killed_ = true;
+      }
+    }
+    close_fd(out_);
+    return status_.value_or(0);
+  }
+  bool was_killed() const { return killed_; }
+
+  void write_line(std::string_view line) {
+    std::string data(line);
+    data += '\n';
+    std::size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = write(in_, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw ProtocolError("direct: write to the fixture failed");
+      done += static_cast<std::size_t>(n);
+    }
+  }
+
+  std::string read_line() {
+    for (;;) {
+      auto nl = pending_.find('\n', scanned_);
+      if (nl != std::string::npos) {
+        std::string line = pending_.substr(0, nl);
+        pending_.erase(0, nl + 1);
+        scanned_ = 0;
+        return line;
+      }
+      scanned_ = pending_.size();
+      pollfd pfd{out_, POLLIN, 0};
+      int ready = poll(&pfd, 1, static_cast<int>(std::chrono::milliseconds(kIoGuard).count()));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0) throw ProtocolError("direct: no answer from the fixture within 30 s");
+      char chunk[65536];
+      ssize_t n = read(out_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw ProtocolError("direct: the fixture closed its stdout");
+      pending_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  static void close_fd(int& fd) {
+    if (fd >= 0) close(fd);
+    fd = -1;
+  }
+  pid_t pid_ = -1;
+  bool own_group_ = false;
+  bool killed_ = false;
+  int in_ = -1, out_ = -1;
+  std::string pending_;
+  std::size_t scanned_ = 0;
+  std::optional<int> status_;
+};
+
+// Field 22 of /proc/<pid>/stat (start time in clock ticks), which tells a pid from a reused
+// one; empty if the process is gone or a zombie (exited, not yet reaped).
+std::string start_time(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') return {};
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  return field;
+}
+
+struct ChildId {
+  pid_t pid;
+  std::string started;
+};
+
+// The direct children of `pid` (sluice's downstream servers), from /proc/<pid>/task/*/children.
+std::vector<ChildId> children_of(pid_t pid) {
+  std::vector<ChildId> out;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    long child = 0;
+    while (in >> child)
+      out.push_back({static_cast<pid_t>(child), start_time(static_cast<pid_t>(child))});
+  }
+  return out;
+}
+
+// Kills (SIGKILL) those of `children` still alive; how many were.
+int kill_survivors(const std::vector<ChildId>& children) {
+  int survivors = 0;
+  for (const auto& c : children) {
+    if (!c.started.empty() && kill(c.pid, 0) == 0 && start_time(c.pid) == c.started) {
+      ++survivors;
+      kill(c.pid, SIGKILL);
+    }
+  }
+  return survivors;
+}
+
+long rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  throw std::runtime_error("cannot read VmRSS of pid " + std::to_string(pid));
+}
+
+// ---------------------------------------------------------------------------------------
+// Phase 1: direct stdio. One session; `clients` callers each with one call in flight,
+// driven by a single poll loop. Caller `slot`'s k-th call has id kFirstCallId + k*clients + slot.
+
+Stats run_direct(Process& fixture, int clients, int calls_per_client) {
+  fixture.write_line(initialize_request(1));
+  for (;;) {
+    auto msg = parse_object(fixture.read_line());
+    if (msg && id_of(*msg) == 1) {
+      check_response(*msg, 1, "direct initialize");
+      break;
+    }
+  }
+  fixture.write_line(kInitialized);
+
+  std::vector<std::int64_t> in_flight(static_cast<std::size_t>(clients));
+  std::vector<int> sent(static_cast<std::size_t>(clients), 0);
+  std::vector<Clock::time_point> sent_at(static_cast<std::size_t>(clients));
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(clients) * static_cast<std::size_t>(calls_per_client));
+  const std::string tool = "echo";
+
+  // Round 0 is the warm-up (not recorded); rounds 1..calls_per_client are timed.
+  auto send = [&](std::size_t slot) {
+    std::int64_t id = kFirstCallId + static_cast<std::int64_t>(sent[slot]) * clients +
+                      static_cast<std::int64_t>(slot);
+    in_flight[slot] = id;
+    ++sent[slot];
+    sent_at[slot] = Clock::now();
+    fixture.write_line(echo_request(id, tool));
+  };
+  auto drain = [&](bool record, int until_sent) {
+    int open = 0;
+    for (std::size_t s = 0; s < in_flight.size(); ++s) {
+      send(s);
+      ++open;
+    }
+    while (open > 0) {
+      std::string line = fixture.read_line();
+      auto msg = parse_object(line);
+      if (!msg) throw ProtocolError("direct: unparsable line from the fixture");
+      if (msg->contains("method")) continue;  // a notification or request: not ours
+      auto id = id_of(*msg);
+      if (!id || *id < kFirstCallId)
+        throw ProtocolError("direct: answer with an unknown id: " + line);
+      auto slot = static_cast<std::size_t>((*id - kFirstCallId) % clients);
+      if (in_flight[slot] != *id)
+        throw ProtocolError("direct: answer to a call not in flight: " + line);
+      double latency = micros_since(sent_at[slot]);
+      check_echo(*msg, *id);
+      if (record) us.push_back(latency);
+      if (sent[slot] < until_sent) {
+        send(slot);
+      } else {
+        --open;
+      }
+    }
+  };
+  drain(false, 1);  // warm-up: one call per caller
+  auto t0 = Clock::now();
+  drain(true, 1 + calls_per_client);
+  return summarize(std::move(us), micros_since(t0) / 1e6);
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP client: one keep-alive connection, Beast on an io_context (single thread).
+
+struct Reply {
+  unsigned status = 0;
+  std::string content_type, session_id, body;
+};
+
+struct HttpTally {  // what the server did, for the report (one io thread: no locking)
+  std::size_t json_replies = 0, sse_replies = 0, sse_priming = 0, server_closes = 0;
+};
+
+class HttpClient {
+ public:
+  HttpClient(asio::io_context& io, tcp::endpoint server, HttpTally& tally)
+      : stream_(io),
+        server_(server),
+        tally_(tally),
+        host_("127.0.0.1:" + std::to_string(server.port())) {}
+
+  // One request/response on the connection (reconnecting if the server closed it); I/O
+  // failures and timeouts become ProtocolErrors naming `what`.
+  asio::awaitable<Reply> request(std::string_view what, http::verb verb, std::string_view session,
+                                 std::string body) {
+    try {
+      co_return co_await exchange(verb, session, std::move(body));
+    } catch (const boost::system::system_error& e) {
+      close();
+      throw ProtocolError(std::string(what) + ": " + e.code().message());
+    }
+  }
+
+  void close() {
+    if (!connected_) return;
+    boost::system::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+    buffer_.clear();
+    connected_ = false;
+  }
+
+ private:
+  asio::awaitable<Reply> exchange(http::verb verb, std::string_view session, std::string body) {
+    if (!connected_) {
+      stream_.expires_after(kIoGuard);
+      co_await stream_.async_connect(server_, asio::use_awaitable);
+      stream_.socket().set_option(tcp::no_delay(true));
+      connected_ = true;
+    }
+    http::request<http::string_body> req{verb, "/mcp", 11};
+    req.set(http::field::host, host_);
+    req.set(http::field::accept, "application/json, text/event-stream");
+    req.set("MCP-Protocol-Version", kProtocolVersion);
+    if (!session.empty()) req.set("Mcp-Session-Id", session);
+    if (!body.empty()) {
+      req.set(http::field::content_type, "application/json");
+      req.body() = std::move(body);
+    }
+    req.prepare_payload();
+    stream_.expires_after(kIoGuard);
+    co_await http::async_write(stream_, req, asio::use_awaitable);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(kMaxBody);
+    co_await http::async_read(stream_, buffer_, parser, asio::use_awaitable);
+    stream_.expires_never();
+    auto& res = parser.get();
+    Reply reply{res.result_int(), std::string(res[http::field::content_type]),
+                std::string(res["Mcp-Session-Id"]), std::move(res.body())};
+    if (!res.keep_alive()) {
+      ++tally_.server_closes;
+      close();
+    }
+    co_return reply;
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  tcp::endpoint server_;
+  HttpTally& tally_;
+  std::string host_;
+  bool connected_ = false;
+};
+
+void expect_status(const Reply& r, unsigned want, std::string_view what) {
+  if (r.status != want) {
+    throw ProtocolError(std::string(what) + ": HTTP " + std::to_string(r.status) + " (want " +
+                        std::to_string(want) + "), body: " + r.body.substr(0, 300));
+  }
+}
+
+// The JSON-RPC response to `id` in a 200 reply: the body (application/json) or the SSE event
+// whose data is that response (text/event-stream; other events are skipped).
+bj::object response_in(const Reply& r, std::int64_t id, HttpTally& tally) {
+  std::string_view type = r.content_type;
+  if (type.starts_with("application/json")) {
+    ++tally.json_replies;
+    auto msg = parse_object(r.body);
+    if (!msg) throw ProtocolError("unparsable JSON reply: " + r.body.substr(0, 300));
+    return std::move(*msg);
+  }
+  if (!type.starts_with("text/event-stream")) {
+    throw ProtocolError("reply with Content-Type '" + std::string(type) + "'");
+  }
+  ++tally.sse_replies;
+  std::optional<bj::object> found;
+  std::string data;
+  bool has_data = false, any_field = false;
+  auto dispatch = [&] {
+    if (any_field && !has_data) ++tally.sse_priming;
+    if (has_data && data.empty()) ++tally.sse_priming;
+    if (has_data && !data.empty() && !found) {
+      auto msg = parse_object(data);
+      if (!msg) throw ProtocolError("unparsable SSE data: " + data.substr(0, 300));
+      if (!msg->contains("method") && id_of(*msg) == id) found = std::move(*msg);
+    }
+    data.clear();
+    has_data = any_field = false;
+  };
+  std::string_view body = r.body;
+  while (!body.empty()) {
+    auto nl = body.find('\n');
+    if (nl == std::string_view::npos) break;  // an unterminated last line is discarded (SSE)
+    std::string_view line = body.substr(0, nl);
+    body.remove_prefix(nl + 1);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line.empty()) {
+      dispatch();
+      continue;
+    }
+    if (line.front() == ':') continue;  // comment
+    auto colon = line.find(':');
+    std::string_view field = line.substr(0, colon);
+    std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 1);
+    if (value.starts_with(' ')) value.remove_prefix(1);
+    any_field = true;
+    if (field == "data") {
+      if (has_data) data += '\n';
+      data += value;
+      has_data = true;
+    }
+  }
+  if (!found)
+    throw ProtocolError("SSE stream ended without the response to id " + std::to_string(id));
+  return std::move(*found);
+}
+
+// initialize (200 + Mcp-Session-Id) then notifications/initialized (202); the session id.
+asio::awaitable<std::string> open_session(HttpClient& client, HttpTally& tally) {
+  Reply init = co_await client.request("initialize", http::verb::post, "", initialize_request(1));
+  expect_status(init, 200, "initialize");
+  if (init.session_id.empty()) throw ProtocolError("initialize: no Mcp-Session-Id header");
+  check_response(response_in(init, 1, tally), 1, "initialize");
+  Reply ack = co_await client.request("notifications/initialized", http::verb::post,
+                                      init.session_id, std::string(kInitialized));
+  expect_status(ack, 202, "notifications/initialized");
+  co_return init.session_id;
+}
+
+struct HttpCaller {
+  HttpClient client;
+  std::string session;
+  std::int64_t next_id = kFirstCallId;
+  std::vector<double> us;
+};
+
+asio::awaitable<void> call_echo(HttpCaller& c, HttpTally& tally, bool record) {
+  std::int64_t id = c.next_id++;
+  auto t0 = Clock::now();
+  Reply r = co_await c.client.request("tools/call", http::verb::post, c.session,
+                                      echo_request(id, "fx__echo"));
+  double latency = micros_since(t0);
+  expect_status(r, 200, "tools/call");
+  check_echo(response_in(r, id, tally), id);
+  if (record) c.us.push_back(latency);
+}
+
+asio::awaitable<void> set_up_caller(HttpCaller& c, HttpTally& tally) {
+  c.session = co_await open_session(c.client, tally);
+  co_await call_echo(c, tally, false);  // warm-up
+}
+
+asio::awaitable<void> load_caller(HttpCaller& c, HttpTally& tally, int calls) {
+  for (int i = 0; i < calls; ++i) co_await call_echo(c, tally, true);
+}
+
+asio::awaitable<void> open_idle_sessions(asio::io_context& io, tcp::endpoint server, int n,
+                                         HttpTally& tally, std::vector<std::string>& ids) {
+  for (int i = 0; i < n; ++i) {
+    HttpClient client(io, server, tally);
+    ids.push_back(co_await open_session(client, tally));
+    client.close();
+  }
+}
+
+asio::awaitable<void> delete_sessions(asio::io_context& io, tcp::endpoint server,
+                                      const std::vector<std::string>& ids, HttpTally& tally) {
+  HttpClient client(io, server, tally);
+  for (const auto& id : ids) {
+    Reply r = co_await client.request("DELETE /mcp", http::verb::delete_, id, "");
+    expect_status(r, 204, "DELETE /mcp");
+  }
+  client.close();
+}
+
+// Runs the given coroutines to completion on `io`; throws the first failure.
+void run_all(asio::io_context& io, std::vector<asio::awaitable<void>> tasks) {
+  std::string failure;
+  for (auto& task : tasks) {
+    asio::co_spawn(io, std::move(task), [&failure](const std::exception_ptr& e) {
+      if (!e || !failure.empty()) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& ex) {
+        failure = ex.what();
+      } catch (...) {
+        failure = "unknown exception";
+      }
+    });
+  }
+  io.restart();
+  io.run();
+  if (!failure.empty()) throw ProtocolError("http: " + failure);
+}
+
+int wait_for_port(Process& sluice, const std::string& port_file) {
+  auto deadline = Clock::now() + kPortGuard;
+  while (Clock::now() < deadline) {
+    std::ifstream in(port_file);
+    std::string text;
+    if (in && std::getline(in, text) && !text.empty()) {
+      int port = std::atoi(text.c_str());
+      if (port > 0 && port < 65536) return port;
+    }
+    if (!sluice.running()) {
+      throw ProtocolError("sluice exited before listening (" +
+                          describe_status(sluice.exit_status().value_or(0)) + ")");
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  throw ProtocolError("sluice wrote no port file within 20 s");
+}
+
+struct HttpResult {
+  Stats load;
+  long rss_before_kib = 0, rss_after_kib = 0;
+  HttpTally tally;
+  std::string exit;
+  bool exit_ok = false;
+};
+
+HttpResult run_http(const std::string& sluice_path, const std::string& fixture_path,
+                    const std::filesystem::path& dir, int clients, int calls, int idle) {
+  HttpResult out;
+  const std::string config = (dir / "mcp.json").string();
+  const std::string port_file = (dir / "port").string();
+  std::ofstream(config) << R"({"mcpServers":{"fx":{"command":)"
+                        << bj::serialize(bj::value(fixture_path)) << "}}}\n";
+  // clang-format off
+  const std::vector<std::string> argv = {
+      sluice_path, "serve", "--transport", "http", "--host", "127.0.0.1", "--port", "0",
+      "--port-file", port_file, "--state-dir", (dir / "state").string(),
+      "--no-discover", "--config", config, "--expose", "all", "--rate-limit", "0",
+      "--max-sessions", std::to_string(clients + idle + 16), "--log-level", "warn"};
+  // clang-format on
+  Process sluice(argv, false, true);
+  int port = wait_for_port(sluice, port_file);
+  tcp::endpoint server(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
+
+  asio::io_context io;
+  std::vector<HttpCaller> callers;
+  callers.reserve(static_cast<std::size_t>(clients));
+  for (int i = 0; i < clients; ++i)
+    callers.push_back({HttpClient(io, server, out.tally), {}, kFirstCallId, {}});
+  for (auto& c : callers) c.us.reserve(static_cast<std::size_t>(calls));
+
+  std::vector<asio::awaitable<void>> tasks;
+  for (auto& c : callers) tasks.push_back(set_up_caller(c, out.tally));
+  run_all(io, std::move(tasks));
+
+  tasks.clear();
+  for (auto& c : callers) tasks.push_back(load_caller(c, out.tally, calls));
+  auto t0 = Clock::now();
+  run_all(io, std::move(tasks));
+  double wall_s = micros_since(t0) / 1e6;
+  std::vector<double> us;
+  for (auto& c : callers) us.insert(us.end(), c.us.begin(), c.us.end());
+  out.load = summarize(std::move(us), wall_s);
+
+  // Idle sessions: the load sessions stay open, their connections are closed first.
+  std::vector<std::string> sessions;
+  for (auto& c : callers) {
+    c.client.close();
+    sessions.push_back(c.session);
+  }
+  std::vector<std::string> idle_ids;
+  out.rss_before_kib = rss_kib(sluice.pid());
+  tasks.clear();
+  tasks.push_back(open_idle_sessions(io, server, idle, out.tally, idle_ids));
+  run_all(io, std::move(tasks));
+  out.rss_after_kib = rss_kib(sluice.pid());
+
+  sessions.insert(sessions.end(), idle_ids.begin(), idle_ids.end());
+  tasks.clear();
+  tasks.push_back(delete_sessions(io, server, sessions, out.tally));
+  run_all(io, std::move(tasks));
+
+  std::vector<ChildId> downstreams = children_of(sluice.pid());
+  auto stop_t0 = Clock::now();
+  int status = sluice.stop(true);
+  double stop_ms = micros_since(stop_t0) / 1e3;
+  int survivors = kill_survivors(downstreams);
+  sluice.kill_group();
+  out.exit =
+      describe_status(status) + " after SIGTERM in " + std::to_string(std::lround(stop_ms)) +
+      " ms, " + std::to_string(downstreams.size()) + " child process(es)" +
+      (sluice.was_killed() ? " (SIGKILLed after the guard)" : "") +
+      (survivors > 0 ? " (" + std::to_string(survivors) + " children outlived it, killed)" : "");
+  out.exit_ok =
+      !sluice.was_killed() && survivors == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return out;
+}
+
+int positive_arg(int argc, char** argv, int index, int fallback, int max) {
+  if (argc <= index) return fallback;
+  char* end = nullptr;
+  long v = std::strtol(argv[index], &end, 10);
+  if (*end != '\0' || v < 1 || v > max) {
+    std::fprintf(stderr, "http_load: argument %d must be an integer in [1, %d]\n", index, max);
+    std::exit(2);
+  }
+  return static_cast<int>(v);
+}
+
+void print_stats(const char* label, int clients, int calls, const Stats& s) {
+  std::printf("%s: %d clients x %d calls: %.0f calls/s  p50 %.0f us  p99 %.0f us\n", label, clients,
+              calls, s.calls_per_s, s.p50_us, s.p99_us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc < 3 || argc > 6) {
+    std::fprintf(
+        stderr,
+        "usage: %s SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] [IDLE_SESSIONS=100]\n",
+        argv[0]);
+    return 2;
+  }
+  char resolved[PATH_MAX];
+  if (!realpath(argv[1], resolved)) return 2;
+  const std::string sluice = resolved;
+  if (!realpath(argv[2], resolved)) return 2;
+  const std::string fixture = resolved;
+  const int calls = positive_arg(argc, argv, 3, 500, 1'000'000);
+  const int clients = positive_arg(argc, argv, 4, 16, 1024);
+  const int idle = positive_arg(argc, argv, 5, 100, 10'000);
+
+  char tmpl[] = "/tmp/sluice-http-load-XXXXXX";
+  if (!mkdtemp(tmpl)) return 1;
+  const std::filesystem::path dir = tmpl;
+  int rc = 0;
+  try {
+    Stats direct;
+    {
+      Process fx({fixture}, true, false);
+      direct = run_direct(fx, clients, calls);
+      fx.stop(false);
+    }
+    print_stats("direct stdio   ", clients, calls, direct);
+    std::fflush(stdout);
+    HttpResult h = run_http(sluice, fixture, dir, clients, calls, idle);
+    print_stats("sluice http    ", clients, calls, h.load);
+    std::printf("ratio http/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
+                h.load.calls_per_s / std::max(1e-9, direct.calls_per_s),
+                h.load.p50_us / std::max(1e-9, direct.p50_us),
+                h.load.p99_us / std::max(1e-9, direct.p99_us));
+    long grown = h.rss_after_kib - h.rss_before_kib;
+    std::printf("idle sessions  : %d, RSS %+ld KiB (%.1f KiB per session), sluice RSS %.1f MiB\n",
+                idle, grown, static_cast<double>(grown) / idle,
+                static_cast<double>(h.rss_after_kib) / 1024.0);
+    std::printf("http replies   : %zu json, %zu sse (%zu priming events), %zu closed by server\n",
+                h.tally.json_replies, h.tally.sse_replies, h.tally.sse_priming,
+                h.tally.server_closes);
+    std::printf("sluice stop    : %s\n", h.exit.c_str());
+    if (!h.exit_ok) rc = 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "http_load: %s\n", e.what());
+    rc = 1;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return rc;
+}
