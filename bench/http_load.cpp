@@ -9,7 +9,8 @@
 // 2. sluice http: `SLUICE serve --transport http --port 0 ...` with FIXTURE as server "fx";
 //    CLIENTS callers, each with its own keep-alive connection and MCP session, send
 //    CALLS_PER_CLIENT sequential POST /mcp tools/call `fx__echo` (answers: JSON or SSE).
-// 3. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions.
+// 3. sluice stdio: the same load as 1 through `SLUICE serve` over stdio (gateway cost alone).
+// 4. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions.
 //
 // Both load phases are driven from one thread (a poll loop; an Asio io_context with one
 // coroutine per client), so the driver's own overhead is alike on both sides. Each caller
@@ -378,7 +379,8 @@ long rss_kib(pid_t pid) {
 // Phase 1: direct stdio. One session; `clients` callers each with one call in flight,
 // driven by a single poll loop. Caller `slot`'s k-th call has id kFirstCallId + k*clients + slot.
 
-Stats run_direct(Process& fixture, int clients, int calls_per_client) {
+Stats run_direct(Process& fixture, int clients, int calls_per_client,
+                 const std::string& tool = "echo") {
   fixture.write_line(initialize_request(1));
   for (;;) {
     auto msg = parse_object(fixture.read_line());
@@ -394,7 +396,6 @@ Stats run_direct(Process& fixture, int clients, int calls_per_client) {
   std::vector<Clock::time_point> sent_at(static_cast<std::size_t>(clients));
   std::vector<double> us;
   us.reserve(static_cast<std::size_t>(clients) * static_cast<std::size_t>(calls_per_client));
-  const std::string tool = "echo";
 
   // Round 0 is the warm-up (not recorded); rounds 1..calls_per_client are timed.
   auto send = [&](std::size_t slot) {
@@ -808,6 +809,25 @@ int main(int argc, char** argv) {
       fx.stop(false);
     }
     print_stats("direct stdio   ", clients, calls, direct);
+    std::fflush(stdout);
+    // The same stdio load through `sluice serve` (one session, fx__echo): the gateway's own
+    // cost, apart from what the HTTP transport adds.
+    Stats via_stdio;
+    {
+      const std::string config = (dir / "stdio-mcp.json").string();
+      std::ofstream(config) << R"({"mcpServers":{"fx":{"command":)" << bj::serialize(bj::value(fixture))
+                            << "}}}";
+      Process sl({sluice, "serve", "--no-discover", "--config", config, "--expose", "all",
+                  "--log-level", "warn"},
+                 true, true);
+      via_stdio = run_direct(sl, clients, calls, "fx__echo");
+      sl.stop(false);
+    }
+    print_stats("sluice stdio   ", clients, calls, via_stdio);
+    std::printf("ratio stdio/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
+                via_stdio.calls_per_s / std::max(1e-9, direct.calls_per_s),
+                via_stdio.p50_us / std::max(1e-9, direct.p50_us),
+                via_stdio.p99_us / std::max(1e-9, direct.p99_us));
     std::fflush(stdout);
     HttpResult h = run_http(sluice, fixture, dir, clients, calls, idle);
     print_stats("sluice http    ", clients, calls, h.load);

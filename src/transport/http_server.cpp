@@ -162,6 +162,7 @@ struct Connection {
   asio::steady_timer wake;  // cancelled to wake the SSE writer
   std::string address;
   bool peer_gone = false;
+  bool watched = false;  // a watch_peer read is pending (a GET stream): no other read
 };
 
 class HttpSession;
@@ -469,7 +470,8 @@ asio::awaitable<void> HttpServerImpl::accept_loop() {
     socket.set_option(tcp::no_delay(true), ec);
     auto conn = std::make_shared<Connection>(std::move(socket));
     auto remote = conn->stream.socket().remote_endpoint(ec);
-    conn->address = ec ? std::string("unknown") : remote.address().to_string();
+    conn->address = "unknown";
+    if (!ec) conn->address = remote.address().to_string();
     ++counters_.connections;
     asio::co_spawn(io_, serve_connection(std::move(conn)), asio::detached);
   }
@@ -525,6 +527,20 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
     if (!keep || !req.keep_alive()) break;
   }
   boost::system::error_code ec;
+  if (!stopping_ && !conn->peer_gone && !conn->watched) {
+    // Lingering close: stop sending, then read what the client is still sending (a body
+    // refused with 413, a pipelined request) for a short while, so that closing does not
+    // reset the connection before the client has read the answer.
+    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    conn->stream.expires_after(std::chrono::milliseconds(500));
+    std::array<char, 16384> sink;
+    for (std::size_t drained = 0; drained < 4 * 1024 * 1024;) {
+      std::size_t n = co_await conn->stream.async_read_some(asio::buffer(sink),
+                                                            asio::redirect_error(kAwait, ec));
+      if (ec) break;
+      drained += n;
+    }
+  }
   conn->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
   conn->stream.socket().close(ec);
   connections_.erase(conn.get());
@@ -891,7 +907,10 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
   // Another connection resuming this stream takes it over; the old one ends.
   if (stream->writer && stream->writer != conn.get()) stream->writer->wake.cancel();
   stream->writer = conn.get();
-  if (long_lived) asio::co_spawn(io_, watch_peer(conn), asio::detached);
+  if (long_lived) {
+    conn->watched = true;
+    asio::co_spawn(io_, watch_peer(conn), asio::detached);
+  }
   std::string body;
   if (prime) body = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
   bool head_sent = false;
