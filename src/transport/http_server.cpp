@@ -99,6 +99,27 @@ bool accepts(std::string_view accept, std::string_view type) {
   return accept.find(type) != std::string_view::npos;
 }
 
+// Replaces CR and LF outside JSON strings with spaces (inside a string they are invalid
+// JSON and stay, to be refused by the parser).
+void single_line(std::string& text) {
+  bool in_string = false, escaped = false;
+  for (char& c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\n' || c == '\r') {
+      c = ' ';
+    }
+  }
+}
+
 std::string json_error_body(int code, std::string_view message) {
   return rpc::make_error("null", code, message);
 }
@@ -490,23 +511,20 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
     co_await http::async_read_header(conn->stream, conn->buffer, parser,
                                      asio::redirect_error(kAwait, ec));
     if (ec) {
+      Request head;
+      head.version(11);
       if (ec == http::error::header_limit) {
-        Request dummy;
-        dummy.version(11);
         Reply r = error_reply(http::status::request_header_fields_too_large,
                               rpc::code::kInvalidRequest, "request headers too large");
-        co_await write_reply(*conn, dummy, std::move(r));
+        co_await write_reply(*conn, head, std::move(r));
+      } else if (ec == http::error::body_limit) {
+        // The announced Content-Length is over the cap: refused before the body is read.
+        Reply r = error_reply(http::status::payload_too_large, rpc::code::kInvalidRequest,
+                              fmt::format("request body too large (limit {} bytes)",
+                                          limits_.max_message_bytes));
+        co_await write_reply(*conn, head, std::move(r));
       }
       break;  // a timeout, a close or garbage: the connection ends
-    }
-    if (auto length = parser.content_length(); length && *length > limits_.max_message_bytes) {
-      Request head;
-      head.version(parser.get().version());
-      Reply r = error_reply(http::status::payload_too_large, rpc::code::kInvalidRequest,
-                            fmt::format("request body too large (limit {} bytes)",
-                                        limits_.max_message_bytes));
-      co_await write_reply(*conn, head, std::move(r));
-      break;
     }
     conn->stream.expires_after(options_.body_timeout);
     co_await http::async_read(conn->stream, conn->buffer, parser,
@@ -708,7 +726,9 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
 asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> conn, Request& req,
                                                   Reply& reply) {
   std::string content_type = lower(req[http::field::content_type]);
-  if (content_type.rfind("application/json", 0) != 0) {
+  std::string_view media =
+      cj::trim(std::string_view(content_type).substr(0, content_type.find(';')));
+  if (media != "application/json") {
     reply = error_reply(http::status::unsupported_media_type, -32000,
                         "Unsupported Media Type: the body must be application/json");
     co_return co_await write_reply(*conn, req, std::move(reply));
@@ -722,10 +742,11 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
   std::string header_version(req["MCP-Protocol-Version"]);
-  // Line breaks are whitespace in valid JSON (a raw one inside a string is invalid): the
-  // message is made single-line so that it can be spliced into a stdio frame downstream.
+  // Line breaks between tokens are whitespace: they become spaces, so that the message is
+  // single-line and can be spliced into a stdio frame downstream. One inside a string is
+  // left for the parser to refuse.
   std::string body = std::move(req.body());
-  std::replace_if(body.begin(), body.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  single_line(body);
   auto parsed = rpc::parse(std::move(body), cj::ParseLimits{limits_.max_json_depth},
                            rpc::Strictness::client);
   if (auto* failure = std::get_if<rpc::ParseFailure>(&parsed)) {
@@ -863,6 +884,11 @@ asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> con
     stream = s;
     stream->written = std::min(seq, stream->next_seq - 1);
     ++counters_.resumed;
+  } else if (stream->writer) {
+    // One standalone stream per session (a resumption, with Last-Event-ID, takes over).
+    reply = error_reply(http::status::conflict, -32000,
+                        "Conflict: this session's standalone SSE stream is already open");
+    co_return co_await write_reply(*conn, req, std::move(reply));
   }
   co_return co_await run_sse(conn, req, session, stream, false, {});
 }

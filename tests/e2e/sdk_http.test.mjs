@@ -398,6 +398,10 @@ describe('sluice serve --transport http driven by the official SDK client (Strea
         // The client's answer went back as a POST of a JSON-RPC response: 202.
         const answer = a.http.find((e) => e.method === 'POST' && e.body?.includes(samplingReply));
         assert.ok(answer, `the SDK posted its sampling answer\n${httpStory(a)}`);
+        // The tool result can arrive before the client's fetch of that POST resolves: wait
+        // for its status (bounded).
+        await waitFor(20_000, 'the status of the POSTed sampling answer',
+          () => answer.status !== undefined);
         assert.equal(answer.status, 202, `a client response -> 202\n${httpStory(a)}`);
 
         checkSessionTraffic(a, sessionId);
