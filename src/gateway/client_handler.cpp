@@ -334,6 +334,11 @@ class Gateway::ClientHandler : public mcp::Handler {
     if (outcome.answered) request.respond_result(outcome.result_json);
   }
 
+  // Abandoned calls of this session keep their permits in client_budget_ until they end.
+  bool has_work() const override {
+    return client_budget_.held() > 0 || client_budget_.queued() > 0;
+  }
+
   // The client as audit and list_pending name it: the session's transport label.
   std::string label() const {
     auto s = session_.lock();
@@ -346,6 +351,12 @@ class Gateway::ClientHandler : public mcp::Handler {
 };
 
 std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::Session> client) {
+  // Sessions come and go (HTTP): what is kept for the ones that ended goes here.
+  std::erase_if(list_subscribers_, [](const auto& w) { return w.expired(); });
+  for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
+    std::erase_if(it->second, [](const auto& w) { return w.expired(); });
+    it = it->second.empty() ? subscriptions_.erase(it) : std::next(it);
+  }
   list_subscribers_.push_back(client);
   return std::make_unique<ClientHandler>(*this, client);
 }

@@ -118,6 +118,9 @@ class Handler {
   virtual void on_notification(const rpc::Message& message) = 0;
   // A frame that could not be parsed or was too large (already answered when answerable).
   virtual void on_bad_frame(std::string_view /*reason*/) {}
+  // Work this handler started that outlives the requests it served (a cancelled call whose
+  // permit is still held until the server answers): while true, the handler must be kept.
+  virtual bool has_work() const { return false; }
 };
 
 struct SessionOptions {

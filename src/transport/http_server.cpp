@@ -307,7 +307,11 @@ class HttpSession : public mcp::Outbox {
     by_request_.clear();
   }
   bool ended() const { return ended_; }
-  bool calls_running() const { return session_->pending_incoming() > 0; }
+  // Requests being served, or work they started that still holds this session's permits
+  // (the handler is borrowed by both).
+  bool calls_running() const {
+    return session_->pending_incoming() > 0 || (handler_ && handler_->has_work());
+  }
 
   // A new stream for a POSTed request, or nullptr when that id is still in use.
   std::shared_ptr<Stream> open_stream(const std::string& key, bool sse) {

@@ -310,11 +310,13 @@ std::string http_request(const std::string& method, const std::string& target,
   std::string out = method + " " + target + " HTTP/1.1\r\n";
   bool has_length = false;
   for (const auto& [k, v] : headers) {
-    out += k + ": " + v + "\r\n";
+    out.append(k).append(": ").append(v).append("\r\n");
     auto lk = lower(k);
     if (lk == "content-length" || lk == "transfer-encoding") has_length = true;
   }
-  if (!has_length && !body.empty()) out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  if (!has_length && !body.empty()) {
+    out += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  }
   out += "\r\n";
   out += body;
   return out;

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -35,9 +36,8 @@ constexpr bool kSanitized = false;
 #endif
 
 constexpr const char* kSentinel = "SENTINEL-7f3a";
-constexpr const char* kInitParams =
-    R"({"protocolVersion":"2025-11-25","capabilities":{},)"
-    R"("clientInfo":{"name":"http-integration","version":"1"}})";
+constexpr const char* kInitParams = R"({"protocolVersion":"2025-11-25","capabilities":{},)"
+                                    R"("clientInfo":{"name":"http-integration","version":"1"}})";
 
 std::string rpc(const std::string& id, const std::string& method, const std::string& params = "") {
   std::string s = R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":")" + method + "\"";
@@ -90,16 +90,13 @@ class HttpFrontEnd : public ::testing::Test {
 
   std::unique_ptr<Sluice> launch(const std::vector<std::string>& flags,
                                  const std::string& server_name, const std::string& port_file) {
-    auto cfg = dir_.write("mcp.json", R"({"mcpServers":{")" + server_name +
-                                          R"(":)" + fixture_entry(marker_) + "}}");
-    std::vector<std::string> args{"serve",        "--transport",
-                                  "http",         "--host",
-                                  "127.0.0.1",    "--port",
-                                  "0",            "--port-file",
-                                  (dir_.path() / port_file).string(),
-                                  "--state-dir",  (dir_.path() / "state").string(),
-                                  "--no-discover", "--config",
-                                  cfg.string()};
+    auto cfg = dir_.write(
+        "mcp.json", R"({"mcpServers":{")" + server_name + R"(":)" + fixture_entry(marker_) + "}}");
+    std::vector<std::string> args{"serve",     "--transport", "http", "--host",
+                                  "127.0.0.1", "--port",      "0",    "--no-discover",
+                                  "--config",  cfg.string()};
+    args.insert(args.end(), {"--port-file", (dir_.path() / port_file).string(), "--state-dir",
+                             (dir_.path() / "state").string()});
     args.insert(args.end(), flags.begin(), flags.end());
     return std::make_unique<Sluice>(args, dir_.path(), dir_.path());
   }
@@ -349,7 +346,8 @@ TEST_F(HttpFrontEnd, ACompletedCallStreamIsReplayedAfterItsPrimingEvent) {
   start();
   auto sid = initialize();
   ASSERT_FALSE(sid.empty());
-  auto r = post(invoke_echo("\"r-1\"", "replay me"), headers(sid, "text/event-stream, application/json"));
+  auto r = post(invoke_echo("\"r-1\"", "replay me"),
+                headers(sid, "text/event-stream, application/json"));
   ASSERT_EQ(r.status, 200) << r.all();
   auto events = parse_sse(r.body);
   ASSERT_EQ(events.size(), 2u) << r.body;
@@ -377,6 +375,54 @@ TEST_F(HttpFrontEnd, ACompletedCallStreamIsReplayedAfterItsPrimingEvent) {
   expect_serving();
 }
 
+TEST_F(HttpFrontEnd, ACallWhoseStreamBrokeIsResumedAndItsResponseArrives) {
+  start();
+  auto sid = initialize();
+  ASSERT_FALSE(sid.empty());
+  std::string priming_id;
+  {
+    HttpConnection c(port_);
+    ASSERT_TRUE(c.send(http_request(
+        "POST", "/mcp", headers(sid, "text/event-stream"),
+        rpc("\"slow-1\"", "tools/call",
+            R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::slow","arguments":)"
+            R"({"ms":1000}}})"))));
+    auto head = c.read_head();
+    ASSERT_TRUE(head && head->status == 200);
+    auto priming = c.read_event();
+    ASSERT_TRUE(priming && priming->id) << "the call's stream opens with its priming event";
+    priming_id = *priming->id;
+  }  // the connection breaks; the call goes on
+  HttpConnection again(port_);
+  ASSERT_TRUE(again.send(http_request("GET", "/mcp",
+                                      {{"Host", host()},
+                                       {"Accept", "text/event-stream"},
+                                       {"Mcp-Session-Id", sid},
+                                       {"Last-Event-ID", priming_id}})));
+  auto head = again.read_head();
+  ASSERT_TRUE(head.has_value());
+  ASSERT_EQ(head->status, 200) << head->head;
+  std::optional<SseEvent> response;
+  for (int i = 0; i < 16 && !response; ++i) {
+    auto e = again.read_event();
+    if (!e) break;
+    if (e->data.find("slow-1") != std::string::npos) response = e;
+  }
+  ASSERT_TRUE(response.has_value()) << "the response never arrived on the resumed stream";
+  EXPECT_EQ(result_text(response->data), "slept 1000 ms");
+  // An id this server never issued is refused without being echoed.
+  auto bad = exchange("GET", "/mcp",
+                      {{"Host", host()},
+                       {"Accept", "text/event-stream"},
+                       {"Mcp-Session-Id", sid},
+                       {"Last-Event-ID", kSentinel}});
+  EXPECT_GE(bad.status, 400) << bad.all();
+  EXPECT_LT(bad.status, 500) << bad.all();
+  EXPECT_EQ(bad.all().find(kSentinel), std::string::npos) << bad.all();
+  sentinels_.insert(kSentinel);
+  expect_serving();
+}
+
 TEST_F(HttpFrontEnd, ASecondStandaloneStreamIsAConflict) {
   start({"--expose", "all"});
   auto sid = initialize();
@@ -393,9 +439,8 @@ TEST_F(HttpFrontEnd, ASecondStandaloneStreamIsAConflict) {
   ASSERT_TRUE(second_head.has_value());
   EXPECT_EQ(second_head->status, 409) << second_head->head;
   // The standalone stream carries server-initiated notifications.
-  auto call = post(rpc("9", "tools/call",
-                       R"({"name":"fx__list_changed","arguments":{}})"),
-                   headers(sid));
+  auto call =
+      post(rpc("9", "tools/call", R"({"name":"fx__list_changed","arguments":{}})"), headers(sid));
   EXPECT_EQ(call.status, 200) << call.all();
   std::optional<SseEvent> changed;
   for (int i = 0; i < 16 && !changed; ++i) {
@@ -420,8 +465,8 @@ TEST_F(HttpFrontEnd, MalformedJsonIsAParseErrorThatDoesNotEchoTheBody) {
                     headers(sid));
   expect_refused(batch, 400);
   EXPECT_EQ(error_code(batch.body), -32600) << batch.body;
-  auto invalid = post(std::string(R"({"jsonrpc":"1.0","id":2,"method":")") + kSentinel + "\"}",
-                      headers(sid));
+  auto invalid =
+      post(std::string(R"({"jsonrpc":"1.0","id":2,"method":")") + kSentinel + "\"}", headers(sid));
   expect_refused(invalid, 400);
   EXPECT_EQ(error_code(invalid.body), -32600) << invalid.body;
   expect_serving();
@@ -435,7 +480,8 @@ TEST_F(HttpFrontEnd, ARawLineBreakInsideAStringIsAParseError) {
     SCOPED_TRACE("break of " + std::to_string(brk.size()) + " byte(s)");
     auto r = post(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":)"
                   R"("gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":)"
-                  R"({"text":")" + std::string(kSentinel) + brk + R"(b"}}}})",
+                  R"({"text":")" +
+                      std::string(kSentinel) + brk + R"(b"}}}})",
                   headers(sid));
     expect_refused(r, 400);
     EXPECT_EQ(error_code(r.body), -32700) << r.body;
@@ -464,8 +510,9 @@ TEST_F(HttpFrontEnd, AContentTypeThatOnlyStartsLikeJsonIs415) {
   start();
   auto sid = initialize();
   auto h = headers(sid);
-  for (std::string type : {std::string("application/json") + kSentinel,
-                           std::string("application/json-seq"), std::string("application/jsonl")}) {
+  for (const std::string& type :
+       {std::string("application/json") + kSentinel, std::string("application/json-seq"),
+        std::string("application/jsonl")}) {
     SCOPED_TRACE(type);
     set_header(h, "Content-Type", type);
     expect_refused(post(rpc("1", "ping"), h), 415);
@@ -512,8 +559,8 @@ TEST_F(HttpFrontEnd, AnEndedSessionIs404) {
 TEST_F(HttpFrontEnd, AnOversizedBodyIs413BeforeItIsRead) {
   start({"--max-message-bytes", "4096"});
   auto sid = initialize();
-  std::string big = rpc("1", "ping", R"({"pad":")" + std::string(kSentinel) +
-                                         std::string(100000, 'x') + "\"}");
+  std::string big =
+      rpc("1", "ping", R"({"pad":")" + std::string(kSentinel) + std::string(100000, 'x') + "\"}");
   expect_refused(post(big, headers(sid)), 413);
   // A length announced over the cap is refused without sending (or reading) the body.
   auto h = headers(sid);
@@ -532,9 +579,9 @@ TEST_F(HttpFrontEnd, AnOversizedBodyIs413BeforeItIsRead) {
 TEST_F(HttpFrontEnd, AForeignOriginIs403) {
   start();
   auto sid = initialize();
-  for (std::string origin :
-       {std::string("http://") + kSentinel + ".example", std::string("null-") + kSentinel, std::string("null"),
-        std::string("http://localhost.") + kSentinel + ".example",
+  for (const std::string& origin :
+       {std::string("http://") + kSentinel + ".example", std::string("null-") + kSentinel,
+        std::string("null"), std::string("http://localhost.") + kSentinel + ".example",
         std::string("http://127.0.0.1.") + kSentinel + ".example",
         std::string("http://localhost@") + kSentinel + ".example",
         std::string("ftp://localhost/") + kSentinel}) {
@@ -569,7 +616,7 @@ TEST_F(HttpFrontEnd, AnAllowedOriginIsServed) {
 TEST_F(HttpFrontEnd, AForeignHostIs403) {
   start({"--allow-host", "sluice.test"});
   auto sid = initialize();
-  for (std::string host_value :
+  for (const std::string& host_value :
        {std::string(kSentinel) + ".example", std::string("localhost.") + kSentinel + ".example",
         std::string("127.0.0.1.") + kSentinel, std::string("sluice.test.") + kSentinel}) {
     SCOPED_TRACE(host_value);
@@ -577,9 +624,10 @@ TEST_F(HttpFrontEnd, AForeignHostIs403) {
     set_header(h, "Host", host_value);
     expect_refused(post(rpc("1", "ping"), h), 403);
   }
-  for (std::string host_value : {std::string("localhost:") + std::to_string(port_),
-                                 std::string("[::1]:") + std::to_string(port_), std::string("127.0.0.1"),
-                                 std::string("sluice.test:") + std::to_string(port_)}) {
+  for (const std::string& host_value :
+       {std::string("localhost:") + std::to_string(port_),
+        std::string("[::1]:") + std::to_string(port_), std::string("127.0.0.1"),
+        std::string("sluice.test:") + std::to_string(port_)}) {
     SCOPED_TRACE(host_value);
     auto h = headers(sid);
     set_header(h, "Host", host_value);
@@ -595,12 +643,13 @@ TEST_F(HttpFrontEnd, AForeignHostIs403) {
 
 TEST_F(HttpFrontEnd, AMissingOrWrongBearerTokenIs401) {
   start({"--auth-token", "tok-good-8c1e"});
-  for (std::string auth :
+  for (const std::string& auth :
        {std::string(""), std::string("Bearer ") + kSentinel, std::string("Bearer tok-good-8c1"),
         std::string("Bearer tok-good-8c1e0"), std::string("Basic ") + kSentinel,
         std::string("tok-good-8c1e"), std::string("Bearer ")}) {
     SCOPED_TRACE(auth);
-    Headers h{{"Host", host()}, {"Content-Type", "application/json"}, {"Accept", "application/json"}};
+    Headers h{
+        {"Host", host()}, {"Content-Type", "application/json"}, {"Accept", "application/json"}};
     if (!auth.empty()) h.emplace_back("Authorization", auth);
     auto r = post(rpc("1", "initialize", kInitParams), h);
     expect_refused(r, 401);
@@ -611,8 +660,10 @@ TEST_F(HttpFrontEnd, AMissingOrWrongBearerTokenIs401) {
   auto sid = initialize();
   ASSERT_FALSE(sid.empty());
   // The session id alone is no credential.
-  Headers h{{"Host", host()}, {"Content-Type", "application/json"},
-            {"Accept", "application/json"}, {"Mcp-Session-Id", sid}};
+  Headers h{{"Host", host()},
+            {"Content-Type", "application/json"},
+            {"Accept", "application/json"},
+            {"Mcp-Session-Id", sid}};
   expect_refused(post(rpc("1", "ping"), h), 401);
   expect_serving();
 }
@@ -644,8 +695,8 @@ TEST_F(HttpFrontEnd, OtherPathsAre404AndOtherMethods405) {
   start();
   auto sid = initialize();
   expect_refused(exchange("GET", std::string("/") + kSentinel, headers(sid)), 404);
-  expect_refused(
-      exchange("POST", std::string("/mcp/") + kSentinel, headers(sid), rpc("1", "ping")), 404);
+  expect_refused(exchange("POST", std::string("/mcp/") + kSentinel, headers(sid), rpc("1", "ping")),
+                 404);
   EXPECT_EQ(exchange("POST", "/mcpx", headers(sid), rpc("1", "ping")).status, 404);
   EXPECT_EQ(exchange("PUT", "/mcp", headers(sid), rpc("1", "ping")).status, 405);
   EXPECT_EQ(exchange("PATCH", "/mcp", headers(sid), rpc("1", "ping")).status, 405);
@@ -765,9 +816,7 @@ TEST_F(HttpFrontEnd, AFloodOfSessionsIsCappedAndMemoryStaysBounded) {
   EXPECT_EQ(post(rpc("1", "ping"), headers(sessions.front())).status, 200);
   for (const auto& s : sessions) EXPECT_EQ(end_session(s).status, 204);
   expect_serving();
-  std::vector<std::string> again;
-  for (int i = 0; i < 8; ++i) again.push_back(initialize());
-  for (const auto& s : again) EXPECT_FALSE(s.empty());
+  for (int i = 0; i < 8; ++i) EXPECT_FALSE(initialize().empty()) << "after the DELETEs, " << i;
   EXPECT_EQ(post(rpc("1", "initialize", kInitParams), headers()).status, 503);
 }
 
@@ -824,8 +873,8 @@ TEST_F(HttpFrontEnd, HealthShowsServerNamesOnlyWithTheToken) {
   ASSERT_EQ(anon.status, 200) << anon.all();
   EXPECT_EQ(bj::parse(anon.body).at("status"), "ok");
   EXPECT_EQ(anon.body.find("quietfixture"), std::string::npos) << anon.body;
-  auto full = exchange("GET", "/health",
-                       {{"Host", host()}, {"Authorization", "Bearer tok-health-5b2"}});
+  auto full =
+      exchange("GET", "/health", {{"Host", host()}, {"Authorization", "Bearer tok-health-5b2"}});
   ASSERT_EQ(full.status, 200) << full.all();
   EXPECT_NE(full.body.find("quietfixture"), std::string::npos) << full.body;
   auto wrong = exchange("GET", "/health",  // refused or the summary, never the details
@@ -842,7 +891,8 @@ TEST_F(HttpFrontEnd, MetricsNeedTheTokenWhenOneIsConfigured) {
   auto anon = exchange("GET", "/metrics", {{"Host", host()}});
   EXPECT_EQ(anon.status, 401) << anon.all();
   EXPECT_EQ(anon.body.find("sluice_"), std::string::npos) << anon.body;
-  auto m = exchange("GET", "/metrics", {{"Host", host()}, {"Authorization", "Bearer tok-metrics-3d7"}});
+  auto m =
+      exchange("GET", "/metrics", {{"Host", host()}, {"Authorization", "Bearer tok-metrics-3d7"}});
   ASSERT_EQ(m.status, 200) << m.all();
   EXPECT_NE(m.body.find("\nsluice_"), std::string::npos) << m.body;
   token_ = "tok-metrics-3d7";
@@ -896,17 +946,24 @@ TEST_F(HttpFrontEnd, ALockLeftByAKilledInstanceDoesNotBlockTheNext) {
 }
 
 TEST_F(HttpFrontEnd, SigtermEndsOpenStreamsAndCallsAndLeavesNoChildBehind) {
-  start();
+  // A header timeout far beyond the guard: only the shutdown can close idle connections.
+  start({"--http-header-timeout-ms", "600000"});
   auto sid = initialize();
   ASSERT_FALSE(sid.empty());
-  auto echo = post(invoke_echo("1", "child up"), headers(sid));
-  ASSERT_EQ(echo.status, 200) << echo.all();
+  // An idle keep-alive connection (one request answered, no next one) and a half-sent head.
+  HttpConnection idle(port_);
+  ASSERT_TRUE(idle.send(http_request("POST", "/mcp", headers(sid), invoke_echo("1", "child up"))));
+  auto echo = idle.read_response();
+  ASSERT_TRUE(echo && echo->status == 200);
+  EXPECT_EQ(result_text(echo->body), "child up");
   EXPECT_FALSE(processes_with_marker(marker_).empty()) << "the fixture runs";
+  HttpConnection partial(port_);
+  ASSERT_TRUE(partial.send("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
   // A standalone stream and a long call stay open while sluice is told to stop.
   HttpConnection stream(port_);
-  ASSERT_TRUE(stream.send(http_request(
-      "GET", "/mcp",
-      {{"Host", host()}, {"Accept", "text/event-stream"}, {"Mcp-Session-Id", sid}})));
+  ASSERT_TRUE(stream.send(
+      http_request("GET", "/mcp",
+                   {{"Host", host()}, {"Accept", "text/event-stream"}, {"Mcp-Session-Id", sid}})));
   auto head = stream.read_head();
   ASSERT_TRUE(head && head->status == 200);
   HttpConnection slow(port_);
@@ -918,34 +975,66 @@ TEST_F(HttpFrontEnd, SigtermEndsOpenStreamsAndCallsAndLeavesNoChildBehind) {
   auto slow_head = slow.read_head();
   ASSERT_TRUE(slow_head && slow_head->status == 200);
   stop_and_expect_clean_exit();
+  EXPECT_TRUE(idle.wait_closed(kGuard));
+  EXPECT_TRUE(partial.wait_closed(kGuard));
   EXPECT_TRUE(stream.wait_closed(kGuard));
   EXPECT_TRUE(slow.wait_closed(kGuard));
   EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty()) << "a fixture process was left behind";
 }
 
 TEST_F(HttpFrontEnd, EndingASessionCancelsItsCallAndClosesItsStream) {
-  start();
+  // Short idle expiry: a second, idle session's expiry shows that a sweep has run.
+  start({"--session-idle-ms", "300"});
   auto sid = initialize();
   ASSERT_FALSE(sid.empty());
-  HttpConnection slow(port_);
-  ASSERT_TRUE(slow.send(http_request(
+  // The fixture's gate blocks (the whole fixture) until its file appears.
+  auto file = [&](const std::string& name) { return (dir_.path() / name).string(); };
+  HttpConnection call(port_);
+  ASSERT_TRUE(call.send(http_request(
       "POST", "/mcp", headers(sid, "text/event-stream"),
       rpc("2", "tools/call",
-          R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::slow","arguments":{"ms":600000},)"
-          R"("options":{"timeout_ms":600000}}})"))));
-  auto head = slow.read_head();
+          R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::gate","arguments":{"path":")" +
+              file("gate.open") + R"(","marker":")" + file("gate.done") + R"(","started":")" +
+              file("gate.started") + R"("}}})"))));
+  auto head = call.read_head();
   ASSERT_TRUE(head && head->status == 200);
-  auto priming = slow.read_event();
+  auto priming = call.read_event();
   ASSERT_TRUE(priming.has_value()) << "the call's stream opens with its priming event";
+  ASSERT_TRUE(wait_file(file("gate.started"))) << "the call reached the downstream";
   EXPECT_EQ(end_session(sid).status, 204);
-  // The stream ends (with or without a final message) long before the 600 s call would.
+  // The stream ends (with or without a final message) although the call has not answered.
   bool ended = false;
   for (int i = 0; i < 8 && !ended; ++i) {
-    auto e = slow.read_event(kGuard);
-    if (!e) ended = true;
+    if (!call.read_event(kGuard)) ended = true;
   }
-  EXPECT_TRUE(ended && (slow.body_done() || slow.wait_closed(kGuard)))
+  EXPECT_TRUE(ended && (call.body_done() || call.wait_closed(kGuard)))
       << "the call's stream outlived its session";
+  // The cancelled call keeps its permit until the downstream answers (the slot belongs to
+  // the work), so the ended session is kept (retired) until then, and released after.
+  auto retired = [&](int n) {
+    auto m = exchange("GET", "/metrics", {{"Host", host()}});
+    return m.body.find("\nsluice_http_sessions_retired " + std::to_string(n) + "\n") !=
+           std::string::npos;
+  };
+  ASSERT_FALSE(initialize().empty());
+  auto expiry_deadline = std::chrono::steady_clock::now() + kGuard;
+  bool swept = false;
+  while (!swept && std::chrono::steady_clock::now() < expiry_deadline) {
+    auto m = exchange("GET", "/metrics", {{"Host", host()}});
+    swept = m.body.find("\nsluice_http_sessions_expired_total 1\n") != std::string::npos;
+    if (!swept) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(swept) << "the idle session never expired";
+  EXPECT_TRUE(retired(1)) << "the ended session was released while its call held a permit";
+  std::ofstream(file("gate.open")) << "";
+  EXPECT_TRUE(wait_file(file("gate.done")));
+  auto deadline = std::chrono::steady_clock::now() + kGuard;
+  bool released = false;
+  while (!released && std::chrono::steady_clock::now() < deadline) {
+    released = retired(0);
+    if (!released) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(released) << "the ended session was never released after its call ended";
   expect_serving();
 }
 
