@@ -176,37 +176,54 @@ int serve_stdio(const CommonOptions& options) {
 
 namespace {
 
+// Empty when there is no home to put it in (then --state-dir is required).
 std::filesystem::path default_state_dir() {
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
     return std::filesystem::path(xdg) / "sluice";
   }
   const char* home = std::getenv("HOME");
-  return std::filesystem::path(home && *home ? home : "/tmp") / ".local" / "state" / "sluice";
+  if (!home || *home != '/') return {};
+  return std::filesystem::path(home) / ".local" / "state" / "sluice";
 }
 
 // The HTTP service's singleton lock: an flock on <state>/http.lock, held for the life of the
-// process (the kernel releases it at exit, however the process ends). Returns the fd, or
-// -1 after printing why (another holder: exit 3; anything else: exit 2).
+// process (the kernel releases it at exit, however the process ends). The directory and the
+// file must be this user's own and not writable by others (no symlink is followed), so that
+// nobody else can hold, redirect or truncate it. Returns the fd, or -1 after printing why
+// (another holder: exit 3; anything else: exit 2).
 int take_singleton_lock(const std::filesystem::path& dir, int& exit_code) {
+  exit_code = 2;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  ::chmod(dir.c_str(), 0700);
+  if (std::filesystem::create_directories(dir, ec)) ::chmod(dir.c_str(), 0700);
+  struct stat dir_stat {};
+  if (::lstat(dir.c_str(), &dir_stat) != 0 || !S_ISDIR(dir_stat.st_mode)) {
+    print_err("sluice: the state directory " + dir.string() + " is not a directory");
+    return -1;
+  }
+  if (dir_stat.st_uid != ::geteuid() || (dir_stat.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    print_err("sluice: the state directory " + dir.string() +
+              " must belong to you and not be writable by others");
+    return -1;
+  }
   std::filesystem::path path = dir / "http.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    print_err("sluice: cannot open the lock file in the state directory " + dir.string() + " (" +
-              std::strerror(errno) + ")");
-    exit_code = 2;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  struct stat file_stat {};
+  if (fd < 0 || ::fstat(fd, &file_stat) != 0 || !S_ISREG(file_stat.st_mode) ||
+      file_stat.st_uid != ::geteuid()) {
+    print_err("sluice: cannot use the lock file " + path.string() +
+              " (it must be a regular file of yours)");
+    if (fd >= 0) ::close(fd);
     return -1;
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char buf[32] = {};
     ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-    std::string holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    std::string holder;
+    for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; ++i) holder += buf[i];
+    std::string who;
+    if (!holder.empty()) who = " (pid " + holder + ")";
     print_err("sluice: another sluice HTTP service is already running with the state directory " +
-              dir.string() + (holder.empty() ? std::string() : " (pid " + holder + ")") +
-              "; stop it, or give this one its own --state-dir");
+              dir.string() + who + "; stop it, or give this one its own --state-dir");
     ::close(fd);
     exit_code = 3;
     return -1;
@@ -215,6 +232,7 @@ int take_singleton_lock(const std::filesystem::path& dir, int& exit_code) {
   if (::ftruncate(fd, 0) == 0) {
     [[maybe_unused]] ssize_t w = ::pwrite(fd, pid.data(), pid.size(), 0);
   }
+  exit_code = 0;
   return fd;
 }
 
@@ -251,6 +269,10 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   int exit_code = 0;
   std::filesystem::path state =
       http.state_dir.empty() ? default_state_dir() : std::filesystem::absolute(http.state_dir);
+  if (state.empty()) {
+    print_err("sluice: no state directory: set HOME or XDG_STATE_HOME, or give --state-dir");
+    return 2;
+  }
   int lock_fd = take_singleton_lock(state, exit_code);
   if (lock_fd < 0) return exit_code;
 

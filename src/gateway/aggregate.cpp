@@ -140,7 +140,7 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
       auto& subscribers = subscriptions_[uri];
       std::erase_if(subscribers, [&](const std::weak_ptr<mcp::Session>& w) {
         auto s = w.lock();
-        return !s || s == request.session();
+        return !s || s->closed() || s == request.session();
       });
       if (method == "resources/subscribe") {
         subscribers.push_back(request.session());

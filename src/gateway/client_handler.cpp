@@ -352,9 +352,13 @@ class Gateway::ClientHandler : public mcp::Handler {
 
 std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::Session> client) {
   // Sessions come and go (HTTP): what is kept for the ones that ended goes here.
-  std::erase_if(list_subscribers_, [](const auto& w) { return w.expired(); });
+  auto gone = [](const std::weak_ptr<mcp::Session>& w) {
+    auto s = w.lock();
+    return !s || s->closed();
+  };
+  std::erase_if(list_subscribers_, gone);
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
-    std::erase_if(it->second, [](const auto& w) { return w.expired(); });
+    std::erase_if(it->second, gone);
     it = it->second.empty() ? subscriptions_.erase(it) : std::next(it);
   }
   list_subscribers_.push_back(client);

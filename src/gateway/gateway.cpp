@@ -131,34 +131,44 @@ std::pair<Downstream*, std::string> Gateway::resolve_public(std::string_view nam
   return {find(name.substr(0, sep)), std::string(name.substr(sep + 2))};
 }
 
-std::shared_ptr<mcp::Session> Gateway::newest_client() {
-  for (auto it = list_subscribers_.rbegin(); it != list_subscribers_.rend(); ++it) {
-    if (auto client = it->lock(); client && !client->closed()) return client;
-  }
-  return nullptr;
-}
-
 Gateway::RelayRoute Gateway::relay_target(std::string_view server) {
-  // A downstream's request or log does not name the call it serves. When every running
-  // call to that server comes from one client session, it is that session's (the newest
-  // such call's stream); when calls from several sessions run, it cannot be attributed and
-  // goes to nobody (`ambiguous`): one client's prompt must never reach another client.
+  // A downstream's request or log does not name the call it serves. It belongs to the one
+  // client session with calls pending on that server (queued, running or abandoned), on
+  // the stream of its newest running call; with calls of several sessions pending, or none
+  // while several sessions are open, it cannot be attributed and goes to nobody: one
+  // client's prompt must never reach another client.
   RelayRoute route;
+  bool related_found = false;
   for (auto it = pending_.rbegin(); it != pending_.rend(); ++it) {
-    if (it->server != server || it->state != PendingCall::State::running) continue;
+    if (it->server != server) continue;
     auto client = it->client_session.lock();
     if (!client || client->closed()) continue;
-    if (!route.client) {
-      route.client = std::move(client);
-      route.related = it->client_request_id;
-    } else if (client != route.client) {
+    if (route.client && client != route.client) {
       route.ambiguous = true;
       route.client.reset();
       route.related.clear();
       return route;
     }
+    route.client = std::move(client);
+    if (!related_found && it->state == PendingCall::State::running) {
+      route.related = it->client_request_id;
+      related_found = true;
+    }
   }
-  if (!route.client) route.client = newest_client();
+  if (route.client) return route;
+  // No call pending there: only a lone client session is unambiguous (stdio, or one HTTP
+  // session).
+  std::shared_ptr<mcp::Session> only;
+  for (const auto& weak : list_subscribers_) {
+    auto client = weak.lock();
+    if (!client || client->closed()) continue;
+    if (only) {
+      route.ambiguous = true;
+      return route;
+    }
+    only = std::move(client);
+  }
+  route.client = std::move(only);
   return route;
 }
 
@@ -167,8 +177,8 @@ asio::awaitable<mcp::Reply> Gateway::relay_to_client(std::string server, std::st
   RelayRoute route = relay_target(server);
   std::string refusal;
   if (route.ambiguous) {
-    refusal = "calls from several clients are running on this server, so sluice cannot tell "
-              "which client this request is for";
+    refusal = "several clients could have caused this request, so sluice cannot tell which "
+              "client it is for";
   } else if (!route.client) {
     refusal = "no client is connected";
   } else {
@@ -211,7 +221,7 @@ void Gateway::relay_notification(std::string_view server, std::string_view metho
     auto it = subscriptions_.find(std::string_view(parsed.as_string()));
     if (it == subscriptions_.end()) return;
     for (const auto& weak : it->second) {
-      if (auto client = weak.lock()) client->notify(method, params);
+      if (auto client = weak.lock(); client && !client->closed()) client->notify(method, params);
     }
     return;
   }
@@ -219,8 +229,8 @@ void Gateway::relay_notification(std::string_view server, std::string_view metho
   if (route.client) {
     route.client->notify(method, params, route.related);
   } else if (route.ambiguous) {
-    core::log::debug("server {}: {} not relayed: calls from several clients are running",
-                     server, method);
+    core::log::debug("server {}: {} not relayed: several clients could have caused it", server,
+                     method);
   }
 }
 

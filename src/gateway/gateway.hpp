@@ -166,16 +166,15 @@ class Gateway {
   std::list<PendingCall> pending_;
   // Client sessions told when the aggregated tool list changes.
   std::vector<std::weak_ptr<mcp::Session>> list_subscribers_;
-  // Where a downstream's request or log goes (aggregate mode): the client session whose
-  // calls to that server are running (on its newest call's stream); nobody when running
-  // calls come from several sessions; else the newest live client session.
+  // Where a downstream's request or log goes (aggregate mode): the one client session with
+  // calls pending on that server (on its newest running call's stream); else the only open
+  // client session; nobody (ambiguous) when several sessions could be the one.
   struct RelayRoute {
     std::shared_ptr<mcp::Session> client;
     std::string related;     // raw id of the client's request, empty when none
-    bool ambiguous = false;  // running calls from several sessions: no client
+    bool ambiguous = false;  // several sessions could be the one: no client
   };
   RelayRoute relay_target(std::string_view server);
-  std::shared_ptr<mcp::Session> newest_client();
   // The server listing resource `uri`, else the first whose template prefix matches it.
   Downstream* owner_of_uri(std::string_view uri);
   asio::awaitable<mcp::Reply> relay_to_client(std::string server, std::string method,

@@ -254,6 +254,7 @@ void Session::finish_incoming(const rpc::Message& message) {
     auto it = incoming_.find(*key);
     if (it != incoming_.end() && &it->second->message() == &message) incoming_.erase(it);
   }
+  if (outbox_ && !closed_) outbox_->request_finished(message.id());
 }
 
 asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {

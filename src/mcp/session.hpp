@@ -47,6 +47,9 @@ class Outbox {
   virtual void send_related(std::string frame, std::string_view /*related_request_id*/) {
     send(std::move(frame));
   }
+  // The incoming request `request_id` is over, answered or not (a cancelled request gets
+  // no answer): a per-request stream may end.
+  virtual void request_finished(std::string_view /*request_id*/) {}
 };
 
 // One-shot cancellation for one piece of work. Callbacks run once, synchronously, at

@@ -20,6 +20,8 @@
 #include <sys/random.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <optional>
 #include <array>
 #include <charconv>
 #include <cctype>
@@ -48,13 +50,18 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// A session id: 128 bits from the kernel's CSPRNG, as 32 hex digits (visible ASCII).
-std::string new_session_id() {
+// A session id: 128 bits from the kernel's CSPRNG, as 32 hex digits (visible ASCII);
+// nullopt when the kernel gives none (a sandbox forbidding getrandom).
+std::optional<std::string> new_session_id() {
   unsigned char bytes[16];
   std::size_t got = 0;
   while (got < sizeof bytes) {
     ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) got += static_cast<std::size_t>(n);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      return std::nullopt;
+    }
   }
   static constexpr char kHex[] = "0123456789abcdef";
   std::string id;
@@ -168,6 +175,7 @@ struct Stream {
   bool sse = true;
   bool finished = false;    // the response was routed (or the session ended)
   std::string json_body;    // JSON mode: the response
+  bool unanswered = false;  // the request ended without a response (it was cancelled)
   std::deque<std::pair<std::uint64_t, std::string>> events;  // (seq, formatted event)
   std::size_t bytes = 0;
   std::uint64_t next_seq = 1;
@@ -358,6 +366,17 @@ class HttpSession : public mcp::Outbox {
       s->json_body = std::move(frame);
     }
     s->finished = true;
+    server_.wake(*s);
+  }
+  void request_finished(std::string_view request_id) override {
+    // Ended without an answer (cancelled): its stream ends with nothing more.
+    auto key = rpc::id_key(request_id);
+    auto it = key ? by_request_.find(*key) : by_request_.end();
+    if (it == by_request_.end()) return;
+    std::shared_ptr<Stream> s = it->second;
+    by_request_.erase(it);
+    s->finished = true;
+    s->unanswered = true;
     server_.wake(*s);
   }
   void send_related(std::string frame, std::string_view related) override {
@@ -638,12 +657,20 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
   res.prepare_payload();
   ++counters_.by_status[static_cast<unsigned>(reply.status)];
   boost::system::error_code ec;
+  // A client that stops reading cannot hold the connection: the write has a deadline.
+  conn.stream.expires_after(options_.write_timeout);
   co_await http::async_write(conn.stream, res, asio::redirect_error(kAwait, ec));
+  conn.stream.expires_never();
   co_return !ec && keep;
 }
 
 asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, Request& req) {
   ++counters_.requests;
+  if (stopping_) {
+    co_return co_await write_reply(
+        *conn, req, error_reply(http::status::service_unavailable, -32000,
+                                "Service Unavailable: the server is shutting down"));
+  }
   std::string_view target = req.target();
   std::string_view path = target.substr(0, target.find('?'));
   // DNS rebinding: a page on another origin reaching a loopback service.
@@ -776,7 +803,14 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
       reply.headers.emplace_back("Retry-After", "5");
       co_return co_await write_reply(*conn, req, std::move(reply));
     }
-    std::string id = new_session_id();
+    std::optional<std::string> fresh = new_session_id();
+    if (!fresh) {
+      core::log::error("http: no random bytes for a session id (getrandom failed)");
+      reply = error_reply(http::status::service_unavailable, -32000,
+                          "Service Unavailable: cannot create a session");
+      co_return co_await write_reply(*conn, req, std::move(reply));
+    }
+    std::string id = std::move(*fresh);
     session = std::make_shared<HttpSession>(*this, io_, id, next_session_number_++, limits_);
     session->attach(hooks_.make_handler(session->session()));
     sessions_[id] = session;
@@ -831,6 +865,11 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     co_await conn->wake.async_wait(asio::redirect_error(kAwait, ec));
   }
   stream->writer = nullptr;
+  if (stream->unanswered) {
+    // Cancelled by the client: no response is sent for it (C4), the POST is just accepted.
+    reply.status = http::status::accepted;
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
   if (stream->json_body.empty()) {
     reply = error_reply(http::status::not_found, -32001, "Session not found (it ended)");
     co_return co_await write_reply(*conn, req, std::move(reply));
@@ -967,7 +1006,9 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
       body.clear();
       head_sent = true;
       boost::system::error_code ec;
+      conn->stream.expires_after(options_.write_timeout);
       co_await asio::async_write(conn->stream, asio::buffer(out), asio::redirect_error(kAwait, ec));
+      conn->stream.expires_never();
       if (ec) {
         clean = false;
         break;
@@ -984,7 +1025,9 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
     } else {
       std::string ping = chunk(": keepalive\n\n");
       boost::system::error_code ec;
+      conn->stream.expires_after(options_.write_timeout);
       co_await asio::async_write(conn->stream, asio::buffer(ping), asio::redirect_error(kAwait, ec));
+      conn->stream.expires_never();
       if (ec) {
         clean = false;
         break;

@@ -53,6 +53,8 @@ struct HttpOptions {
   // From waiting for a request until its headers are complete; then the body's bound.
   std::chrono::milliseconds header_timeout{10000};
   std::chrono::milliseconds body_timeout{30000};
+  // One write to a client; a client that stops reading is cut off after it.
+  std::chrono::milliseconds write_timeout{30000};
   std::size_t max_connections = 1024;
   std::size_t max_header_bytes = 16 * 1024;
   // An SSE comment written on an idle stream, so a vanished client is noticed.

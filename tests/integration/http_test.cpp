@@ -1038,5 +1038,52 @@ TEST_F(HttpFrontEnd, EndingASessionCancelsItsCallAndClosesItsStream) {
   expect_serving();
 }
 
+// C4 over HTTP: a request the client cancels gets no response, and its POST is not left
+// hanging: in JSON mode it is accepted (202, no body), an SSE stream ends without a
+// response event; the id can be used again and the session stays idle-expirable.
+TEST_F(HttpFrontEnd, ACancelledRequestEndsItsPostWithoutAResponse) {
+  start();
+  auto sid = initialize();
+  ASSERT_FALSE(sid.empty());
+  auto file = [&](const std::string& name) { return (dir_.path() / name).string(); };
+  for (std::string accept : {"application/json", "text/event-stream"}) {
+    SCOPED_TRACE(accept);
+    const std::string tag = accept == "application/json" ? "json" : "sse";
+    HttpConnection call(port_);
+    ASSERT_TRUE(call.send(http_request(
+        "POST", "/mcp", headers(sid, accept),
+        rpc("7", "tools/call",
+            R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::gate","arguments":{"path":")" +
+                file(tag + ".open") + R"(","marker":")" + file(tag + ".done") +
+                R"(","started":")" + file(tag + ".started") + R"("}}})"))));
+    std::optional<HttpResponse> head;
+    if (tag == "sse") {
+      head = call.read_head();
+      ASSERT_TRUE(head && head->status == 200);
+      ASSERT_TRUE(call.read_event().has_value()) << "the priming event";
+    }
+    ASSERT_TRUE(wait_file(file(tag + ".started"))) << "the call reached the downstream";
+    auto cancel = post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})",
+                       headers(sid));
+    EXPECT_EQ(cancel.status, 202) << cancel.all();
+    if (tag == "json") {
+      auto r = call.read_response();
+      ASSERT_TRUE(r.has_value()) << "the cancelled request's POST was left hanging";
+      EXPECT_EQ(r->status, 202) << r->all();
+      EXPECT_TRUE(r->body.empty()) << r->all();
+    } else {
+      auto event = call.read_event();
+      EXPECT_FALSE(event.has_value()) << "an event after the cancel: " << event->data;
+      EXPECT_TRUE(call.body_done()) << "the cancelled request's stream did not end";
+    }
+    // The id is free again (the downstream still works on the abandoned call).
+    auto ping = post(rpc("7", "ping"), headers(sid));
+    EXPECT_EQ(ping.status, 200) << ping.all();
+    std::ofstream(file(tag + ".open")) << "";
+    EXPECT_TRUE(wait_file(file(tag + ".done")));
+  }
+  expect_serving();
+}
+
 }  // namespace
 }  // namespace sluice::test
