@@ -94,6 +94,59 @@ asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& 
   }
 }
 
+// The signals and the orderly shutdown both front ends run (restart path gw_shutdown): at
+// SIGTERM, SIGINT or SIGHUP, or stop(): `close_clients` (C7: their calls are cancelled and
+// the cancels forwarded), abandoned work drained within the bound, every child torn down
+// (P4), adopted orphans killed, then `after`; the signal sets are released so that the loop
+// can end. Orphans that reparent to sluice meanwhile are reaped as they exit.
+class OrderlyShutdown {
+ public:
+  OrderlyShutdown(asio::io_context& io, gateway::Gateway& gw, std::function<void()> close_clients,
+                  std::function<void()> after)
+      : io_(io),
+        gw_(gw),
+        close_clients_(std::move(close_clients)),
+        after_(std::move(after)),
+        signals_(io),
+        sigchld_(io, SIGCHLD) {
+    add_shutdown_signals(signals_);
+    signals_.async_wait([this](boost::system::error_code ec, int sig) {
+      if (!ec) stop(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
+    });
+    asio::co_spawn(io_, reap_orphans(sigchld_, gw_, stopping_), asio::detached);
+  }
+
+  void stop(std::string_view why) {
+    if (stopping_) return;
+    stopping_ = true;
+    core::log::info("shutting down (restart path gw_shutdown): {}", why);
+    asio::co_spawn(io_, run(), asio::detached);
+  }
+
+ private:
+  asio::awaitable<void> run() {
+    close_clients_();
+    co_await gw_.drain(gw_.policy().drain_bound);
+    co_await gw_.shutdown();
+    process::kill_adopted_orphans({});
+    boost::system::error_code ec;
+    signals_.cancel(ec);
+    signals_.clear(ec);
+    sigchld_.cancel(ec);
+    sigchld_.clear(ec);
+    after_();
+    core::log::info("shutdown complete");
+  }
+
+  asio::io_context& io_;
+  gateway::Gateway& gw_;
+  std::function<void()> close_clients_;
+  std::function<void()> after_;
+  asio::signal_set signals_;
+  asio::signal_set sigchld_;
+  bool stopping_ = false;
+};
+
 }  // namespace
 
 int serve_stdio(const CommonOptions& options) {
@@ -134,39 +187,14 @@ int serve_stdio(const CommonOptions& options) {
   auto stream = transport::FdStream::create(io, proto_in, proto_out, gw.limits());
   session->attach(stream.get(), handler.get());
 
-  asio::signal_set signals(io);
-  add_shutdown_signals(signals);
-  asio::signal_set sigchld(io, SIGCHLD);
-  bool stopping = false;
-  auto stop = [&](std::string_view why) {
-    if (stopping) return;
-    stopping = true;
-    core::log::info("shutting down (restart path gw_shutdown): {}", why);
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          // C7: in-flight calls are cancelled (the cancel forwarded downstream); abandoned
-          // work may finish within the drain bound; then every child is torn down (P4).
-          session->on_closed();
-          co_await gw.drain(gw.policy().drain_bound);
-          co_await gw.shutdown();
-          process::kill_adopted_orphans({});
-          boost::system::error_code ec;
-          signals.cancel(ec);
-          signals.clear(ec);
-          sigchld.cancel(ec);
-          sigchld.clear(ec);
-          stream->close();
-          session->detach();
-          core::log::info("shutdown complete");
-        },
-        asio::detached);
-  };
-  signals.async_wait([&](boost::system::error_code ec, int sig) {
-    if (!ec) stop(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
-  });
-  asio::co_spawn(io, reap_orphans(sigchld, gw, stopping), asio::detached);
-  stream->start(session, [&] { stop("the client closed the connection"); });
+  // C7: the client's in-flight calls are cancelled, then the drain and teardown.
+  OrderlyShutdown shutdown(
+      io, gw, [&] { session->on_closed(); },
+      [&] {
+        stream->close();
+        session->detach();
+      });
+  stream->start(session, [&] { shutdown.stop("the client closed the connection"); });
   gw.start();
   core::log::info("sluice {} serving {} server(s) over stdio", gw.options().version,
                   gw.downstreams().size());
@@ -325,37 +353,9 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
     std::filesystem::rename(tmp, target, ec);
   }
 
-  asio::signal_set signals(io);
-  add_shutdown_signals(signals);
-  asio::signal_set sigchld(io, SIGCHLD);
-  bool stopping = false;
-  auto stop = [&](std::string_view why) {
-    if (stopping) return;
-    stopping = true;
-    core::log::info("shutting down (restart path gw_shutdown): {}", why);
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          // C7 for every session: calls cancelled, abandoned work drained within the bound,
-          // then every child torn down (P4).
-          server->stop();
-          co_await gw.drain(gw.policy().drain_bound);
-          co_await gw.shutdown();
-          process::kill_adopted_orphans({});
-          server->release_retired();
-          boost::system::error_code ec;
-          signals.cancel(ec);
-          signals.clear(ec);
-          sigchld.cancel(ec);
-          sigchld.clear(ec);
-          core::log::info("shutdown complete");
-        },
-        asio::detached);
-  };
-  signals.async_wait([&](boost::system::error_code ec, int sig) {
-    if (!ec) stop(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
-  });
-  asio::co_spawn(io, reap_orphans(sigchld, gw, stopping), asio::detached);
+  // C7 for every session: the listener closes and every session's calls are cancelled.
+  OrderlyShutdown shutdown(
+      io, gw, [&] { server->stop(); }, [&] { server->release_retired(); });
   server->start();
   gw.start();
   core::log::info("sluice {} serving {} server(s) on http://{}:{}/mcp", gw.options().version,

@@ -257,6 +257,9 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   bool authorized(const Request& req) const;
   bool rate_allowed(const std::string& address);
   Reply error_reply(http::status status, int code, std::string_view message);
+  // The session a request names: its Mcp-Session-Id, else 400 (none) or 404 (unknown or
+  // ended) in `refusal`.
+  std::shared_ptr<HttpSession> find_session(const Request& req, Reply& refusal);
   std::string metrics_text() const;
   void end_session(const std::string& id, bool expired);
 
@@ -595,6 +598,21 @@ HttpServerImpl::Reply HttpServerImpl::error_reply(http::status status, int code,
   return r;
 }
 
+std::shared_ptr<HttpSession> HttpServerImpl::find_session(const Request& req, Reply& refusal) {
+  std::string sid(req["Mcp-Session-Id"]);
+  if (sid.empty()) {
+    refusal = error_reply(http::status::bad_request, -32000,
+                          "Bad Request: the Mcp-Session-Id header is required");
+    return nullptr;
+  }
+  auto it = sessions_.find(sid);
+  if (it == sessions_.end()) {
+    refusal = error_reply(http::status::not_found, -32001, "Session not found");
+    return nullptr;
+  }
+  return it->second;
+}
+
 bool HttpServerImpl::host_allowed(std::string_view host_header) const {
   std::string host = lower(host_part(host_header));
   if (host.empty()) return false;
@@ -731,17 +749,8 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
     case http::verb::post: co_return co_await handle_post(conn, req, reply);
     case http::verb::get: co_return co_await handle_get(conn, req, reply);
     case http::verb::delete_: {
-      std::string sid(req["Mcp-Session-Id"]);
-      if (sid.empty()) {
-        co_return co_await write_reply(
-            *conn, req, error_reply(http::status::bad_request, -32000,
-                                    "Bad Request: the Mcp-Session-Id header is required"));
-      }
-      if (!sessions_.count(sid)) {
-        co_return co_await write_reply(
-            *conn, req, error_reply(http::status::not_found, -32001, "Session not found"));
-      }
-      end_session(sid, false);
+      if (!find_session(req, reply)) co_return co_await write_reply(*conn, req, std::move(reply));
+      end_session(std::string(req["Mcp-Session-Id"]), false);
       Reply r;
       r.status = http::status::no_content;
       co_return co_await write_reply(*conn, req, std::move(r));
@@ -823,17 +832,8 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     }
     session->protocol_version = std::string(mcp::negotiate(requested));
   } else {
-    if (sid.empty()) {
-      reply = error_reply(http::status::bad_request, -32000,
-                          "Bad Request: the Mcp-Session-Id header is required");
-      co_return co_await write_reply(*conn, req, std::move(reply));
-    }
-    auto it = sessions_.find(sid);
-    if (it == sessions_.end()) {
-      reply = error_reply(http::status::not_found, -32001, "Session not found");
-      co_return co_await write_reply(*conn, req, std::move(reply));
-    }
-    session = it->second;
+    session = find_session(req, reply);
+    if (!session) co_return co_await write_reply(*conn, req, std::move(reply));
   }
   session->touch();
   if (!message.is_request()) {
@@ -886,18 +886,8 @@ asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> con
                         "Not Acceptable: the client must accept text/event-stream");
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
-  std::string sid(req["Mcp-Session-Id"]);
-  if (sid.empty()) {
-    reply = error_reply(http::status::bad_request, -32000,
-                        "Bad Request: the Mcp-Session-Id header is required");
-    co_return co_await write_reply(*conn, req, std::move(reply));
-  }
-  auto it = sessions_.find(sid);
-  if (it == sessions_.end()) {
-    reply = error_reply(http::status::not_found, -32001, "Session not found");
-    co_return co_await write_reply(*conn, req, std::move(reply));
-  }
-  std::shared_ptr<HttpSession> session = it->second;
+  std::shared_ptr<HttpSession> session = find_session(req, reply);
+  if (!session) co_return co_await write_reply(*conn, req, std::move(reply));
   session->touch();
   std::shared_ptr<Stream> stream = session->standalone();
   // Last-Event-ID "<stream>-<seq>": resume that stream after that event.

@@ -14,7 +14,28 @@
 #include <stdexcept>
 
 namespace sluice::test {
+
 namespace {
+
+// One `field: value` line of an SSE event applied to `ev`; false for a field SSE ignores.
+bool apply_sse_field(const std::string& line, SseEvent& ev, bool& data_seen) {
+  auto colon = line.find(':');
+  std::string field = line.substr(0, colon);
+  std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
+  if (!value.empty() && value[0] == ' ') value.erase(0, 1);
+  if (field == "id") {
+    ev.id = value;
+  } else if (field == "event") {
+    ev.event = value;
+  } else if (field == "data") {
+    if (data_seen) ev.data += "\n";
+    ev.data += value;
+    data_seen = true;
+  } else {
+    return false;
+  }
+  return true;
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -256,21 +277,7 @@ std::optional<SseEvent> HttpConnection::read_event(std::chrono::milliseconds gua
         continue;
       }
       if (line[0] == ':') continue;
-      auto colon = line.find(':');
-      std::string field = line.substr(0, colon);
-      std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
-      if (!value.empty() && value[0] == ' ') value.erase(0, 1);
-      if (field == "id") {
-        ev.id = value;
-      } else if (field == "event") {
-        ev.event = value;
-      } else if (field == "data") {
-        if (data_seen) ev.data += "\n";
-        ev.data += value;
-        data_seen = true;
-      } else {
-        continue;
-      }
+      if (!apply_sse_field(line, ev, data_seen)) continue;
       any_field = true;
     }
     if (body_done_ || bad_framing_) return std::nullopt;
@@ -349,21 +356,7 @@ std::vector<SseEvent> parse_sse(const std::string& body) {
       continue;
     }
     if (line[0] == ':') continue;
-    auto colon = line.find(':');
-    std::string field = line.substr(0, colon);
-    std::string value = colon == std::string::npos ? "" : line.substr(colon + 1);
-    if (!value.empty() && value[0] == ' ') value.erase(0, 1);
-    if (field == "id") {
-      ev.id = value;
-    } else if (field == "event") {
-      ev.event = value;
-    } else if (field == "data") {
-      if (data_seen) ev.data += "\n";
-      ev.data += value;
-      data_seen = true;
-    } else {
-      continue;
-    }
+    if (!apply_sse_field(line, ev, data_seen)) continue;
     any_field = true;
   }
   return out;
