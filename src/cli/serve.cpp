@@ -94,6 +94,26 @@ asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& 
   }
 }
 
+// gw_startup_stop: a configuration that cannot be served as asked stops here.
+bool servable(const CommonOptions& options, const config::GatewayConfig& config) {
+  if (options.passthrough && (!options.expose_all || config.servers.size() != 1)) {
+    core::log::error("--passthrough needs --expose all and exactly one configured server ({} "
+                     "configured)",
+                     config.servers.size());
+    return false;
+  }
+  return true;
+}
+
+gateway::GatewayOptions gateway_options(const CommonOptions& options) {
+  gateway::GatewayOptions o;
+  o.limits = options.limits;
+  o.expose_meta = options.expose_meta;
+  o.expose_all = options.expose_all;
+  o.passthrough = options.passthrough;
+  return o;
+}
+
 // The signals and the orderly shutdown both front ends run (restart path gw_shutdown): at
 // SIGTERM, SIGINT or SIGHUP, or stop(): `close_clients` (C7: their calls are cancelled and
 // the cancels forwarded), abandoned work drained within the bound, every child torn down
@@ -163,20 +183,9 @@ int serve_stdio(const CommonOptions& options) {
   }
 
   auto config = load_config(options);
-  if (options.passthrough && (!options.expose_all || config->servers.size() != 1)) {
-    // gw_startup_stop: a configuration that cannot be served as asked stops here.
-    core::log::error("--passthrough needs --expose all and exactly one configured server ({} "
-                     "configured)",
-                     config->servers.size());
-    return 2;
-  }
+  if (!servable(options, *config)) return 2;
   asio::io_context io;
-  gateway::GatewayOptions gw_options;
-  gw_options.limits = options.limits;
-  gw_options.expose_meta = options.expose_meta;
-  gw_options.expose_all = options.expose_all;
-  gw_options.passthrough = options.passthrough;
-  gateway::Gateway gw(io, config, gw_options);
+  gateway::Gateway gw(io, config, gateway_options(options));
 
   mcp::SessionOptions session_options;
   session_options.label = "stdio";
@@ -306,19 +315,9 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
 
   process::become_subreaper();
   auto config = load_config(options);
-  if (options.passthrough && (!options.expose_all || config->servers.size() != 1)) {
-    core::log::error("--passthrough needs --expose all and exactly one configured server ({} "
-                     "configured)",
-                     config->servers.size());
-    return 2;
-  }
+  if (!servable(options, *config)) return 2;
   asio::io_context io;
-  gateway::GatewayOptions gw_options;
-  gw_options.limits = options.limits;
-  gw_options.expose_meta = options.expose_meta;
-  gw_options.expose_all = options.expose_all;
-  gw_options.passthrough = options.passthrough;
-  gateway::Gateway gw(io, config, gw_options);
+  gateway::Gateway gw(io, config, gateway_options(options));
   ho.version = gw.options().version;
 
   std::shared_ptr<transport::HttpServer> server;

@@ -7,6 +7,20 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Rejects with a labelled error if `promise` does not settle within `ms`. */
+// The gateway.* meta-tools sluice lists in meta mode, sorted.
+export const META_TOOLS = [
+  'gateway.cancel',
+  'gateway.catalog_search',
+  'gateway.connect_server',
+  'gateway.describe',
+  'gateway.disconnect_server',
+  'gateway.health',
+  'gateway.invoke',
+  'gateway.list_pending',
+  'gateway.refresh',
+  'gateway.restart_server',
+];
+
 export async function within(ms, label, promise) {
   let timer;
   const timeout = new Promise((_, reject) => {

@@ -20,6 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import {
+  META_TOOLS,
   markedEverythingProcesses as markedEverythingProcessesWith,
   startSluice,
   structured,
@@ -45,18 +46,6 @@ const MARKER_VALUE = `e2e-${RUN_ID}`;
 const SENTINEL = `SENTINEL_${RUN_ID}`;
 const SENTINEL_NUMBER = 900_000_000 + Math.floor(Math.random() * 99_999_999); // 9 digits
 
-const META_TOOLS = [
-  'gateway.cancel',
-  'gateway.catalog_search',
-  'gateway.connect_server',
-  'gateway.describe',
-  'gateway.disconnect_server',
-  'gateway.health',
-  'gateway.invoke',
-  'gateway.list_pending',
-  'gateway.refresh',
-  'gateway.restart_server',
-];
 
 // Bound to this test's marker.
 const markedEverythingProcesses = () => markedEverythingProcessesWith(MARKER_NAME, MARKER_VALUE);

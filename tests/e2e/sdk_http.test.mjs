@@ -25,6 +25,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import {
+  META_TOOLS,
   markedProcesses as markedProcessesWith,
   markedEverythingProcesses as markedEverythingProcessesWith,
   recordingFetch,
@@ -75,18 +76,6 @@ const MARKER_VALUE = `e2e-http-${RUN_ID}`;
 const SENTINEL = `SENTINEL_${RUN_ID}`;
 const SENTINEL_NUMBER = 900_000_000 + Math.floor(Math.random() * 99_999_999); // 9 digits
 
-const META_TOOLS = [
-  'gateway.cancel',
-  'gateway.catalog_search',
-  'gateway.connect_server',
-  'gateway.describe',
-  'gateway.disconnect_server',
-  'gateway.health',
-  'gateway.invoke',
-  'gateway.list_pending',
-  'gateway.refresh',
-  'gateway.restart_server',
-];
 
 // The marker is in sluice's own environment and in the downstream's (from .mcp.json), so the
 // scan sees sluice, server-everything and anything either of them started.
