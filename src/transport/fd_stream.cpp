@@ -100,15 +100,7 @@ void FdStream::send(std::string frame) {
   }
   queued_ += frame;
   queued_ += '\n';
-  // Coalesced: the write starts after the current turn of the loop, so that every frame
-  // produced by the handlers of one read (16 calls answered at once) leaves in one write.
-  if (!write_in_flight_ && !flush_scheduled_) {
-    flush_scheduled_ = true;
-    asio::post(io_, [self = shared_from_this()] {
-      self->flush_scheduled_ = false;
-      if (!self->write_in_flight_) self->start_write();
-    });
-  }
+  if (!write_in_flight_) start_write();
 }
 
 void FdStream::start_write() {

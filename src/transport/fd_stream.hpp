@@ -59,7 +59,6 @@ class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStrea
   std::string queued_;
   std::string writing_;
   bool write_in_flight_ = false;
-  bool flush_scheduled_ = false;
   bool close_output_after_write_ = false;
   bool finished_ = false;
 };
