@@ -18,13 +18,13 @@
 #include <boost/json/serialize.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -61,7 +61,8 @@ std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& op
   d.cwd = std::filesystem::current_path(ec);
   if (!options.project.empty()) d.project_dir = std::filesystem::absolute(options.project, ec);
   if (const char* home = std::getenv("HOME"); home && *home) d.home = home;
-  for (const auto& c : options.configs) d.explicit_configs.push_back(std::filesystem::absolute(c, ec));
+  for (const auto& c : options.configs)
+    d.explicit_configs.push_back(std::filesystem::absolute(c, ec));
   d.search = !options.no_discover;
   d.getenv = [](std::string_view name) -> std::optional<std::string> {
     if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
@@ -97,9 +98,10 @@ asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& 
 // gw_startup_stop: a configuration that cannot be served as asked stops here.
 bool servable(const CommonOptions& options, const config::GatewayConfig& config) {
   if (options.passthrough && (!options.expose_all || config.servers.size() != 1)) {
-    core::log::error("--passthrough needs --expose all and exactly one configured server ({} "
-                     "configured)",
-                     config.servers.size());
+    core::log::error(
+        "--passthrough needs --expose all and exactly one configured server ({} "
+        "configured)",
+        config.servers.size());
     return false;
   }
   return true;
@@ -291,8 +293,9 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
     if (const char* env = std::getenv("SLUICE_AUTH_TOKEN")) ho.auth_token = env;
   }
   if (!is_loopback(ho.host) && ho.auth_token.empty()) {
-    print_err("sluice: listening on a non-loopback address needs a bearer token "
-              "(SLUICE_AUTH_TOKEN or --auth-token)");
+    print_err(
+        "sluice: listening on a non-loopback address needs a bearer token "
+        "(SLUICE_AUTH_TOKEN or --auth-token)");
     return 2;
   }
   ho.allowed_hosts = http.allow_hosts;

@@ -26,6 +26,12 @@ struct Limits {
   std::size_t max_list_pages = 100;
   // Tools kept from one downstream.
   std::size_t max_tools_per_server = 10000;
+  // Streamable HTTP: events each SSE stream keeps for resumption with Last-Event-ID (and at
+  // most this many bytes of them; the newest event is always kept), and the finished
+  // streams a session keeps. Events dropped before anyone read them are counted.
+  std::size_t sse_replay_events = 256;
+  std::size_t sse_replay_bytes = 1024u * 1024u;
+  std::size_t sse_retained_streams = 16;
 
   std::chrono::milliseconds initialize_timeout{15000};
   std::chrono::milliseconds list_timeout{15000};

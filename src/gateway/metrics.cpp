@@ -34,8 +34,7 @@ std::string label_value(std::string_view v) {
   return out;
 }
 
-void header(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
+void header(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
@@ -71,10 +70,9 @@ std::string Gateway::metrics() const {
   header(out, "sluice_calls_total", "counter",
          "Tool calls admitted and ended, by server and outcome.");
   for (const auto& r : rows) {
-    for (auto [outcome, n] : {std::pair{"completed", r.c.completed},
-                              std::pair{"errored", r.c.errored},
-                              std::pair{"transport_lost", r.c.transport_lost},
-                              std::pair{"expired", r.c.expired}}) {
+    for (auto [outcome, n] :
+         {std::pair{"completed", r.c.completed}, std::pair{"errored", r.c.errored},
+          std::pair{"transport_lost", r.c.transport_lost}, std::pair{"expired", r.c.expired}}) {
       out += fmt::format("sluice_calls_total{{server=\"{}\",outcome=\"{}\"}} {}\n", r.server,
                          outcome, n);
     }
@@ -91,8 +89,8 @@ std::string Gateway::metrics() const {
     for (auto [reason, n] : {std::pair{"cancelled_while_queued", r.c.cancelled_while_queued},
                              std::pair{"queue_full", r.c.rejected_overflow},
                              std::pair{"queue_timeout", r.c.rejected_queue_timeout}}) {
-      out += fmt::format("sluice_calls_refused_total{{server=\"{}\",reason=\"{}\"}} {}\n",
-                         r.server, reason, n);
+      out += fmt::format("sluice_calls_refused_total{{server=\"{}\",reason=\"{}\"}} {}\n", r.server,
+                         reason, n);
     }
   }
   header(out, "sluice_call_duration_seconds", "histogram",

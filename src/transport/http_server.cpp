@@ -20,14 +20,14 @@
 #include <sys/random.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <optional>
 #include <array>
-#include <charconv>
 #include <cctype>
+#include <cerrno>
+#include <charconv>
 #include <deque>
 #include <list>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -222,8 +222,7 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   void wake(Stream& stream) {
     if (stream.writer) stream.writer->wake.cancel();
   }
-  const HttpOptions& options() const { return options_; }
-  Counters& counters() { return counters_; }
+  const core::Limits& limits() const { return limits_; }
 
  private:
   using Request = http::request<http::string_body>;
@@ -238,8 +237,7 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   asio::awaitable<void> serve_connection(std::shared_ptr<Connection> conn);
   // Handles one request; writes the answer (or an SSE stream); false: close the connection.
   asio::awaitable<bool> handle(std::shared_ptr<Connection> conn, Request& req);
-  asio::awaitable<bool> handle_post(std::shared_ptr<Connection> conn, Request& req,
-                                    Reply& reply);
+  asio::awaitable<bool> handle_post(std::shared_ptr<Connection> conn, Request& req, Reply& reply);
   asio::awaitable<bool> handle_get(std::shared_ptr<Connection> conn, Request& req, Reply& reply);
   asio::awaitable<bool> write_reply(Connection& conn, const Request& req, Reply reply);
   // Streams `stream` to the connection until it finishes, the session ends or another
@@ -336,7 +334,8 @@ class HttpSession : public mcp::Outbox {
     // Finished streams beyond the retention bound go, oldest first.
     std::size_t finished = 0;
     for (auto& [n, st] : streams_) finished += (n != 0 && st->finished) ? 1 : 0;
-    for (auto it = streams_.begin(); it != streams_.end() && finished > server_.options().retained_streams;) {
+    const std::size_t keep = server_.limits().sse_retained_streams;
+    for (auto it = streams_.begin(); it != streams_.end() && finished > keep;) {
       if (it->first != 0 && it->second->finished && !it->second->writer) {
         it = streams_.erase(it);
         --finished;
@@ -424,8 +423,8 @@ void HttpServerImpl::push(Stream& stream, std::string_view frame, HttpSession& s
   stream.bytes += event.size();
   stream.events.emplace_back(seq, std::move(event));
   // Bounded replay: the oldest events go first; the newest is always kept.
-  while (stream.events.size() > 1 && (stream.events.size() > options_.replay_events ||
-                                      stream.bytes > options_.replay_bytes)) {
+  while (stream.events.size() > 1 && (stream.events.size() > limits_.sse_replay_events ||
+                                      stream.bytes > limits_.sse_replay_bytes)) {
     if (stream.events.front().first > stream.written) ++counters_.replay_dropped;
     stream.bytes -= stream.events.front().second.size();
     stream.events.pop_front();
@@ -443,8 +442,8 @@ core::Result<std::uint16_t> HttpServerImpl::listen() {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return core::make_error(fmt::format("cannot listen on {}:{}: {}", options_.host,
-                                        options_.port, ec.message()));
+    return core::make_error(
+        fmt::format("cannot listen on {}:{}: {}", options_.host, options_.port, ec.message()));
   }
   return acceptor_.local_endpoint().port();
 }
@@ -545,16 +544,15 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
         co_await write_reply(*conn, head, std::move(r));
       } else if (ec == http::error::body_limit) {
         // The announced Content-Length is over the cap: refused before the body is read.
-        Reply r = error_reply(http::status::payload_too_large, rpc::code::kInvalidRequest,
-                              fmt::format("request body too large (limit {} bytes)",
-                                          limits_.max_message_bytes));
+        Reply r = error_reply(
+            http::status::payload_too_large, rpc::code::kInvalidRequest,
+            fmt::format("request body too large (limit {} bytes)", limits_.max_message_bytes));
         co_await write_reply(*conn, head, std::move(r));
       }
       break;  // a timeout, a close or garbage: the connection ends
     }
     conn->stream.expires_after(options_.body_timeout);
-    co_await http::async_read(conn->stream, conn->buffer, parser,
-                              asio::redirect_error(kAwait, ec));
+    co_await http::async_read(conn->stream, conn->buffer, parser, asio::redirect_error(kAwait, ec));
     if (ec) {
       if (ec == http::error::body_limit) {
         Request head;
@@ -669,8 +667,7 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
   res.set(http::field::cache_control, "no-store");
   for (auto& [name, value] : reply.headers) res.set(name, value);
   res.body() = std::move(reply.body);
-  const bool keep = req.keep_alive() && static_cast<unsigned>(reply.status) < 400 &&
-                    !stopping_;
+  const bool keep = req.keep_alive() && static_cast<unsigned>(reply.status) < 400 && !stopping_;
   res.keep_alive(keep);
   res.prepare_payload();
   ++counters_.by_status[static_cast<unsigned>(reply.status)];
@@ -685,23 +682,24 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
 asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, Request& req) {
   ++counters_.requests;
   if (stopping_) {
-    co_return co_await write_reply(
-        *conn, req, error_reply(http::status::service_unavailable, -32000,
-                                "Service Unavailable: the server is shutting down"));
+    co_return co_await write_reply(*conn, req,
+                                   error_reply(http::status::service_unavailable, -32000,
+                                               "Service Unavailable: the server is shutting down"));
   }
   std::string_view target = req.target();
   std::string_view path = target.substr(0, target.find('?'));
   // DNS rebinding: a page on another origin reaching a loopback service.
   if (!host_allowed(req[http::field::host])) {
     co_return co_await write_reply(
-        *conn, req, error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
-                                "Forbidden: the Host header names a host this server does not "
-                                "serve"));
+        *conn, req,
+        error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
+                    "Forbidden: the Host header names a host this server does not "
+                    "serve"));
   }
   if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin)) {
-    co_return co_await write_reply(
-        *conn, req, error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
-                                "Forbidden: the Origin is not allowed"));
+    co_return co_await write_reply(*conn, req,
+                                   error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
+                                               "Forbidden: the Origin is not allowed"));
   }
   if (!rate_allowed(conn->address)) {
     Reply r = error_reply(http::status::too_many_requests, -32000,
@@ -724,8 +722,9 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
     Reply r = error_reply(http::status::unauthorized, -32000,
                           sent ? "Unauthorized: the bearer token is not valid"
                                : "Unauthorized: a bearer token is required");
-    r.headers.emplace_back("WWW-Authenticate", sent ? R"(Bearer realm="sluice", error="invalid_token")"
-                                                    : R"(Bearer realm="sluice")");
+    r.headers.emplace_back(
+        "WWW-Authenticate",
+        sent ? R"(Bearer realm="sluice", error="invalid_token")" : R"(Bearer realm="sluice")");
     co_return co_await write_reply(*conn, req, std::move(r));
   }
   if (path == "/metrics") {
@@ -736,18 +735,21 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
   }
   if (path != "/mcp") {
     co_return co_await write_reply(
-        *conn, req, error_reply(http::status::not_found, -32000, "Not found: the MCP endpoint is /mcp"));
+        *conn, req,
+        error_reply(http::status::not_found, -32000, "Not found: the MCP endpoint is /mcp"));
   }
   if (std::string_view v = req["MCP-Protocol-Version"];
       !v.empty() && !mcp::is_supported_version(v)) {
-    co_return co_await write_reply(
-        *conn, req, error_reply(http::status::bad_request, -32000,
-                                "Bad Request: unsupported MCP-Protocol-Version"));
+    co_return co_await write_reply(*conn, req,
+                                   error_reply(http::status::bad_request, -32000,
+                                               "Bad Request: unsupported MCP-Protocol-Version"));
   }
   Reply reply;
   switch (req.method()) {
-    case http::verb::post: co_return co_await handle_post(conn, req, reply);
-    case http::verb::get: co_return co_await handle_get(conn, req, reply);
+    case http::verb::post:
+      co_return co_await handle_post(conn, req, reply);
+    case http::verb::get:
+      co_return co_await handle_get(conn, req, reply);
     case http::verb::delete_: {
       if (!find_session(req, reply)) co_return co_await write_reply(*conn, req, std::move(reply));
       end_session(std::string(req["Mcp-Session-Id"]), false);
@@ -787,8 +789,8 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
   // left for the parser to refuse.
   std::string body = std::move(req.body());
   single_line(body);
-  auto parsed = rpc::parse(std::move(body), cj::ParseLimits{limits_.max_json_depth},
-                           rpc::Strictness::client);
+  auto parsed =
+      rpc::parse(std::move(body), cj::ParseLimits{limits_.max_json_depth}, rpc::Strictness::client);
   if (auto* failure = std::get_if<rpc::ParseFailure>(&parsed)) {
     reply.status = http::status::bad_request;
     reply.body = rpc::make_error(failure->id, failure->code, failure->message);
@@ -953,8 +955,9 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
   // go out after kFirstEventWait, so the client can resume from then on.
   constexpr auto kFirstEventWait = std::chrono::milliseconds(10);
   std::string head = http11 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n";
-  head += "Server: sluice\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-          "X-Accel-Buffering: no\r\n";
+  head +=
+      "Server: sluice\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+      "X-Accel-Buffering: no\r\n";
   for (auto& [name, value] : headers) head += name + ": " + value + "\r\n";
   if (http11) head += "Transfer-Encoding: chunked\r\n";
   if (!keep) head += "Connection: close\r\n";
@@ -1016,7 +1019,8 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
       std::string ping = chunk(": keepalive\n\n");
       boost::system::error_code ec;
       conn->stream.expires_after(options_.write_timeout);
-      co_await asio::async_write(conn->stream, asio::buffer(ping), asio::redirect_error(kAwait, ec));
+      co_await asio::async_write(conn->stream, asio::buffer(ping),
+                                 asio::redirect_error(kAwait, ec));
       conn->stream.expires_never();
       if (ec) {
         clean = false;
@@ -1025,7 +1029,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
     }
   }
   if (stream->writer == conn.get()) stream->writer = nullptr;
-  co_return clean && keep;
+  co_return clean&& keep;
 }
 
 asio::awaitable<void> HttpServerImpl::sweep_loop() {
@@ -1063,14 +1067,15 @@ std::string HttpServerImpl::metrics_text() const {
                   std::uint64_t value) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
   };
-  out += "# HELP sluice_http_requests_total HTTP responses by status code.\n"
-         "# TYPE sluice_http_requests_total counter\n";
+  out +=
+      "# HELP sluice_http_requests_total HTTP responses by status code.\n"
+      "# TYPE sluice_http_requests_total counter\n";
   for (const auto& [code, n] : counters_.by_status) {
     out += fmt::format("sluice_http_requests_total{{code=\"{}\"}} {}\n", code, n);
   }
   line("sluice_http_sessions", "gauge", "Open MCP sessions.", sessions_.size());
-  line("sluice_http_sessions_retired", "gauge",
-       "Ended sessions whose calls are still finishing.", retired_.size());
+  line("sluice_http_sessions_retired", "gauge", "Ended sessions whose calls are still finishing.",
+       retired_.size());
   line("sluice_http_sessions_created_total", "counter", "Sessions created.",
        counters_.sessions_created);
   line("sluice_http_sessions_deleted_total", "counter", "Sessions ended by DELETE or shutdown.",

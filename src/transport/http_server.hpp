@@ -59,11 +59,6 @@ struct HttpOptions {
   std::size_t max_header_bytes = 16 * 1024;
   // An SSE comment written on an idle stream, so a vanished client is noticed.
   std::chrono::milliseconds sse_keepalive{15000};
-  // Per stream replay buffer (the newest event is always kept) and finished streams kept
-  // per session for resumption.
-  std::size_t replay_events = 256;
-  std::size_t replay_bytes = 1024 * 1024;
-  std::size_t retained_streams = 16;
   std::string version = "0.1.0";
 };
 

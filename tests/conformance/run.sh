@@ -10,6 +10,8 @@
 #               baseline-stdio.yml.                            ctest: conformance_stdio_via_supergateway
 #   http        0.1.16's active suite against sluice's own HTTP front end
 #               (sluice serve --transport http); baseline-http.yml.          ctest: conformance_http
+#   stdio-alpha 0.2.0-alpha.12 with --requirements 2025-11-25 against the stdio front end behind
+#               supergateway; baseline-stdio-alpha.yml.          ctest: conformance_stdio_alpha
 #   http-alpha  0.2.0-alpha.12 (pinned in alpha/) with --requirements 2025-11-25 against the HTTP
 #               front end; baseline-http-alpha.yml (entries may be `- scenario:check-id`).
 #                                                                      ctest: conformance_http_alpha
@@ -20,8 +22,8 @@ if [[ $# -eq 3 ]]; then
   mode="$1"
   shift
 fi
-if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|http|http-alpha)$ ]]; then
-  echo "usage: $0 [stdio|http|http-alpha] SLUICE_BINARY CONFORMANCE_SERVER" >&2
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|http|http-alpha)$ ]]; then
+  echo "usage: $0 [stdio|stdio-alpha|http|http-alpha] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
 fi
 sluice="$(realpath -- "$1")"
@@ -31,19 +33,21 @@ here="$(pwd)"
 
 # The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
 pkg="$here"
-[[ "$mode" == http-alpha ]] && pkg="$here/alpha"
+[[ "$mode" == *-alpha ]] && pkg="$here/alpha"
 
 # npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
 # never writes it), so conformance tests started in parallel (ctest -j) don't install over each
-# other.
-(
-  cd -- "$pkg"
-  exec 9<package-lock.json
-  timeout 300 flock 9
-  if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
-    timeout 300 npm ci --no-audit --no-fund >/dev/null
-  fi
-)
+# other. The stdio modes also need supergateway, from the stable directory.
+for dir in "$pkg" "$here"; do
+  (
+    cd -- "$dir"
+    exec 9<package-lock.json
+    timeout 300 flock 9
+    if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+      timeout 300 npm ci --no-audit --no-fund >/dev/null
+    fi
+  )
+done
 
 work="$(mktemp -d)"
 server_pid=""
@@ -58,7 +62,7 @@ trap cleanup EXIT
 
 printf '{"mcpServers":{"conformance":{"command":"%s"}}}\n' "$fixture" > "$work/mcp.json"
 
-if [[ "$mode" == stdio ]]; then
+if [[ "$mode" == stdio || "$mode" == stdio-alpha ]]; then
   # A free loopback port: try a few random ones (bounded).
   port=""
   for _ in $(seq 20); do
@@ -87,10 +91,16 @@ if [[ "$mode" == stdio ]]; then
     sleep 0.05
   done
 
+  stdio_args=()
+  stdio_baseline="$here/baseline-stdio.yml"
+  if [[ "$mode" == stdio-alpha ]]; then
+    stdio_args=(--requirements 2025-11-25)
+    stdio_baseline="$here/baseline-stdio-alpha.yml"
+  fi
   status=0
   timeout 300 node --import "$here/shim/register.mjs" \
-    node_modules/@modelcontextprotocol/conformance/dist/index.js server \
-    --url "http://127.0.0.1:$port/mcp" --expected-failures "$here/baseline-stdio.yml" \
+    "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+    --url "http://127.0.0.1:$port/mcp" "${stdio_args[@]}" --expected-failures "$stdio_baseline" \
     >"$work/suite.log" 2>&1 || status=$?
   sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
   if [[ $status -ne 0 ]]; then

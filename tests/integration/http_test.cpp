@@ -1054,8 +1054,8 @@ TEST_F(HttpFrontEnd, ACancelledRequestEndsItsPostWithoutAResponse) {
         "POST", "/mcp", headers(sid, accept),
         rpc("7", "tools/call",
             R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::gate","arguments":{"path":")" +
-                file(tag + ".open") + R"(","marker":")" + file(tag + ".done") +
-                R"(","started":")" + file(tag + ".started") + R"("}}})"))));
+                file(tag + ".open") + R"(","marker":")" + file(tag + ".done") + R"(","started":")" +
+                file(tag + ".started") + R"("}}})"))));
     std::optional<HttpResponse> head;
     if (tag == "sse") {
       head = call.read_head();
@@ -1063,8 +1063,9 @@ TEST_F(HttpFrontEnd, ACancelledRequestEndsItsPostWithoutAResponse) {
       ASSERT_TRUE(call.read_event().has_value()) << "the priming event";
     }
     ASSERT_TRUE(wait_file(file(tag + ".started"))) << "the call reached the downstream";
-    auto cancel = post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})",
-                       headers(sid));
+    auto cancel =
+        post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}})",
+             headers(sid));
     EXPECT_EQ(cancel.status, 202) << cancel.all();
     if (tag == "json") {
       auto r = call.read_response();
