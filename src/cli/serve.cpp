@@ -333,7 +333,10 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
     out["status"] = "ok";
     out["version"] = gw.options().version;
     out["sessions"] = server ? server->session_count() : 0;
-    if (detailed) out["gateway"] = gw.health();
+    if (detailed) {
+      // The same report as gateway.health: servers, tools, admission, audit.
+      for (auto& [key, value] : gw.health()) out[key] = std::move(value);
+    }
     return bj::serialize(out);
   };
   hooks.metrics = [&gw] { return gw.metrics(); };
