@@ -263,4 +263,23 @@ std::string_view trim(std::string_view text) {
 
 std::string quote(std::string_view s) { return bj::serialize(bj::string_view(s.data(), s.size())); }
 
+void single_line(std::string& text) {
+  bool in_string = false, escaped = false;
+  for (char& c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\n' || c == '\r') {
+      c = ' ';
+    }
+  }
+}
+
 }  // namespace sluice::core::json

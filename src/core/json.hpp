@@ -44,6 +44,10 @@ std::optional<std::string_view> member_span(std::string_view object_text, std::s
 // The text of a JSON value with surrounding whitespace removed.
 std::string_view trim(std::string_view text);
 
+// Replaces CR and LF outside JSON strings with spaces, making valid JSON text single-line
+// (a raw line break inside a string is invalid JSON and is left for the parser to refuse).
+void single_line(std::string& text);
+
 // Serialise a string as a JSON string literal (with quotes).
 std::string quote(std::string_view s);
 

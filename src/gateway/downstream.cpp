@@ -2,6 +2,7 @@
 
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/token_bucket.hpp"
 #include "mcp/protocol.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -507,18 +508,13 @@ asio::awaitable<void> Downstream::drain_stderr(
   // are counted and the count is logged when logging resumes, so a flood cannot turn into
   // a flood of the log.
   const double rate = static_cast<double>(limits_.stderr_lines_per_second);
-  double tokens = 2 * rate;
-  auto last = std::chrono::steady_clock::now();
+  core::TokenBucket bucket(rate, 2 * rate);
   std::uint64_t suppressed = 0;
   auto log_line = [&](const core::Line& line) {
-    auto now = std::chrono::steady_clock::now();
-    tokens = std::min(2 * rate, tokens + rate * std::chrono::duration<double>(now - last).count());
-    last = now;
-    if (tokens < 1) {
+    if (!bucket.take()) {
       ++suppressed;
       return;
     }
-    tokens -= 1;
     if (suppressed > 0) {
       core::log::warn("server {} stderr: {} lines not logged (over {} lines/s)", name,
                       suppressed, limits_.stderr_lines_per_second);

@@ -1,5 +1,8 @@
 #include "transport/http_server.hpp"
 
+#include "transport/http_guard.hpp"
+#include "transport/http_session.hpp"
+
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "mcp/protocol.hpp"
@@ -17,14 +20,12 @@
 #include <boost/beast/http.hpp>
 
 #include <fmt/format.h>
-#include <sys/random.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <deque>
 #include <list>
 #include <map>
 #include <optional>
@@ -44,116 +45,15 @@ namespace {
 
 constexpr auto kAwait = asio::use_awaitable;
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// A session id: 128 bits from the kernel's CSPRNG, as 32 hex digits (visible ASCII);
-// nullopt when the kernel gives none (a sandbox forbidding getrandom).
-std::optional<std::string> new_session_id() {
-  unsigned char bytes[16];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno != EINTR) {
-      return std::nullopt;
-    }
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
-}
-
-// Equal-length-independent comparison whose time depends only on the lengths.
-bool constant_time_equal(std::string_view a, std::string_view b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const std::size_t n = std::max(a.size(), b.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
-
-// The host part of a Host header or an origin's authority: "[::1]:80" -> "[::1]".
-std::string_view host_part(std::string_view authority) {
-  if (!authority.empty() && authority.front() == '[') {
-    std::size_t close = authority.find(']');
-    return close == std::string_view::npos ? std::string_view{} : authority.substr(0, close + 1);
-  }
-  std::size_t colon = authority.find(':');
-  if (colon == std::string_view::npos) return authority;
-  if (authority.find(':', colon + 1) != std::string_view::npos) return {};  // bare IPv6
-  std::string_view port = authority.substr(colon + 1);
-  if (port.empty() || !std::all_of(port.begin(), port.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c));
-      })) {
-    return {};
-  }
-  return authority.substr(0, colon);
-}
-
 bool accepts(std::string_view accept, std::string_view type) {
   return accept.find(type) != std::string_view::npos;
-}
-
-// Replaces CR and LF outside JSON strings with spaces (inside a string they are invalid
-// JSON and stay, to be refused by the parser).
-void single_line(std::string& text) {
-  bool in_string = false, escaped = false;
-  for (char& c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '\n' || c == '\r') {
-      c = ' ';
-    }
-  }
 }
 
 std::string json_error_body(int code, std::string_view message) {
   return rpc::make_error("null", code, message);
 }
 
-// Formats one SSE event; a frame with line breaks (never produced by sluice, which writes
-// single-line JSON) is split over several data lines as SSE requires.
-std::string sse_event(std::string_view id, std::string_view data) {
-  std::string out;
-  out.reserve(data.size() + id.size() + 32);
-  out += "id: ";
-  out += id;
-  out += "\nevent: message\n";
-  std::size_t start = 0;
-  for (;;) {
-    std::size_t nl = data.find('\n', start);
-    out += "data: ";
-    out += data.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    out += '\n';
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
-  }
-  out += '\n';
-  return out;
-}
-
 struct Counters {
-  std::uint64_t requests = 0;
   std::map<unsigned, std::uint64_t> by_status;
   std::uint64_t sessions_created = 0;
   std::uint64_t sessions_deleted = 0;
@@ -163,24 +63,6 @@ struct Counters {
   std::uint64_t resumed = 0;
   std::uint64_t connections_refused = 0;
   std::uint64_t connections = 0;
-};
-
-struct Connection;
-
-// One SSE stream (or a JSON-mode request waiting for its answer). Stream 0 of a session is
-// the standalone stream; every POSTed request gets the next number.
-struct Stream {
-  std::uint64_t number = 0;
-  std::string request_key;  // rpc::id_key of the request; empty for the standalone stream
-  bool sse = true;
-  bool finished = false;    // the response was routed (or the session ended)
-  std::string json_body;    // JSON mode: the response
-  bool unanswered = false;  // the request ended without a response (it was cancelled)
-  std::deque<std::pair<std::uint64_t, std::string>> events;  // (seq, formatted event)
-  std::size_t bytes = 0;
-  std::uint64_t next_seq = 1;
-  std::uint64_t written = 0;  // the newest seq handed to a connection
-  Connection* writer = nullptr;
 };
 
 struct Connection {
@@ -194,8 +76,6 @@ struct Connection {
   bool watched = false;  // a watch_peer read is pending (a GET stream): no other read
 };
 
-class HttpSession;
-
 class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<HttpServerImpl> {
  public:
   HttpServerImpl(asio::io_context& io, HttpOptions options, HttpHooks hooks,
@@ -205,24 +85,15 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
         hooks_(std::move(hooks)),
         limits_(limits),
         acceptor_(io),
-        sweep_(io) {
-    allowed_hosts_ = {"localhost", "127.0.0.1", "[::1]"};
-    for (const auto& h : options_.allowed_hosts) allowed_hosts_.push_back(lower(h));
-    for (const auto& o : options_.allowed_origins) allowed_origins_.push_back(lower(o));
-  }
+        sweep_(io),
+        guard_(options_.allowed_hosts, options_.allowed_origins, options_.auth_token,
+               options_.rate_limit) {}
 
   core::Result<std::uint16_t> listen() override;
   void start() override;
   void stop() override;
   void release_retired() override;
   std::size_t session_count() const override { return sessions_.size(); }
-
-  // Used by HttpSession.
-  void push(Stream& stream, std::string_view frame, HttpSession& session);
-  void wake(Stream& stream) {
-    if (stream.writer) stream.writer->wake.cancel();
-  }
-  const core::Limits& limits() const { return limits_; }
 
  private:
   using Request = http::request<http::string_body>;
@@ -244,16 +115,12 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // connection takes the stream over. The SSE headers are written first.
   asio::awaitable<bool> run_sse(std::shared_ptr<Connection> conn, const Request& req,
                                 std::shared_ptr<HttpSession> session,
-                                std::shared_ptr<Stream> stream, bool prime,
+                                std::shared_ptr<SseStream> stream, bool prime,
                                 std::vector<std::pair<std::string, std::string>> headers);
   asio::awaitable<void> watch_peer(std::shared_ptr<Connection> conn);
   asio::awaitable<void> sweep_loop();
   void sweep();
 
-  bool host_allowed(std::string_view host_header) const;
-  bool origin_allowed(std::string_view origin) const;
-  bool authorized(const Request& req) const;
-  bool rate_allowed(const std::string& address);
   Reply error_reply(http::status status, int code, std::string_view message);
   // The session a request names: its Mcp-Session-Id, else 400 (none) or 404 (unknown or
   // ended) in `refusal`.
@@ -268,169 +135,13 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   tcp::acceptor acceptor_;
   asio::steady_timer sweep_;
   bool stopping_ = false;
-  std::vector<std::string> allowed_hosts_;
-  std::vector<std::string> allowed_origins_;
+  RequestGuard guard_;
   std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
   std::list<std::shared_ptr<HttpSession>> retired_;
   std::unordered_set<Connection*> connections_;
-  struct Bucket {
-    double tokens = 0;
-    Clock::time_point last;
-  };
-  std::unordered_map<std::string, Bucket> buckets_;
   std::uint64_t next_session_number_ = 1;
   Counters counters_;
 };
-
-// One MCP session over HTTP: the mcp::Session, its handler, and its streams.
-class HttpSession : public mcp::Outbox {
- public:
-  HttpSession(HttpServerImpl& server, asio::io_context& io, std::string id, std::uint64_t number,
-              const core::Limits& limits)
-      : server_(server), id_(std::move(id)), number_(number) {
-    mcp::SessionOptions o;
-    o.label = fmt::format("http#{}", number);
-    o.strictness = rpc::Strictness::client;
-    o.limits = &limits;
-    session_ = mcp::Session::create(io, o);
-    standalone_ = std::make_shared<Stream>();
-    streams_[0] = standalone_;
-    touch();
-  }
-
-  void attach(std::unique_ptr<mcp::Handler> handler) {
-    handler_ = std::move(handler);
-    session_->attach(this, handler_.get());
-  }
-
-  // Ends the session: its calls are cancelled (C8) and every stream finishes.
-  void end() {
-    if (ended_) return;
-    ended_ = true;
-    session_->on_closed();
-    session_->detach();
-    for (auto& [n, s] : streams_) {
-      s->finished = true;
-      server_.wake(*s);
-    }
-    by_request_.clear();
-  }
-  bool ended() const { return ended_; }
-  // Requests being served, or work they started that still holds this session's permits
-  // (the handler is borrowed by both).
-  bool calls_running() const {
-    return session_->pending_incoming() > 0 || (handler_ && handler_->has_work());
-  }
-
-  // A new stream for a POSTed request, or nullptr when that id is still in use.
-  std::shared_ptr<Stream> open_stream(const std::string& key, bool sse) {
-    if (by_request_.count(key)) return nullptr;
-    auto s = std::make_shared<Stream>();
-    s->number = next_stream_++;
-    s->request_key = key;
-    s->sse = sse;
-    streams_[s->number] = s;
-    by_request_[key] = s;
-    // Finished streams beyond the retention bound go, oldest first.
-    std::size_t finished = 0;
-    for (auto& [n, st] : streams_) finished += (n != 0 && st->finished) ? 1 : 0;
-    const std::size_t keep = server_.limits().sse_retained_streams;
-    for (auto it = streams_.begin(); it != streams_.end() && finished > keep;) {
-      if (it->first != 0 && it->second->finished && !it->second->writer) {
-        it = streams_.erase(it);
-        --finished;
-      } else {
-        ++it;
-      }
-    }
-    return s;
-  }
-  std::shared_ptr<Stream> stream(std::uint64_t number) {
-    auto it = streams_.find(number);
-    return it == streams_.end() ? nullptr : it->second;
-  }
-  const std::shared_ptr<Stream>& standalone() const { return standalone_; }
-
-  // mcp::Outbox
-  void send(std::string frame) override { server_.push(*standalone_, frame, *this); }
-  void send_response(std::string frame, std::string_view request_id) override {
-    auto key = rpc::id_key(request_id);
-    auto it = key ? by_request_.find(*key) : by_request_.end();
-    if (it == by_request_.end()) {
-      server_.push(*standalone_, frame, *this);
-      return;
-    }
-    std::shared_ptr<Stream> s = it->second;
-    by_request_.erase(it);
-    if (s->sse) {
-      server_.push(*s, frame, *this);
-    } else {
-      s->json_body = std::move(frame);
-    }
-    s->finished = true;
-    server_.wake(*s);
-  }
-  void request_finished(std::string_view request_id) override {
-    // Ended without an answer (cancelled): its stream ends with nothing more.
-    auto key = rpc::id_key(request_id);
-    auto it = key ? by_request_.find(*key) : by_request_.end();
-    if (it == by_request_.end()) return;
-    std::shared_ptr<Stream> s = it->second;
-    by_request_.erase(it);
-    s->finished = true;
-    s->unanswered = true;
-    server_.wake(*s);
-  }
-  void send_related(std::string frame, std::string_view related) override {
-    auto key = rpc::id_key(related);
-    auto it = key ? by_request_.find(*key) : by_request_.end();
-    Stream& target = (it != by_request_.end() && it->second->sse) ? *it->second : *standalone_;
-    server_.push(target, frame, *this);
-  }
-
-  std::string event_id(const Stream& s, std::uint64_t seq) const {
-    return fmt::format("{}-{}", s.number, seq);
-  }
-  void touch() { last_activity_ = Clock::now(); }
-  Clock::time_point last_activity() const { return last_activity_; }
-  bool idle() const {
-    if (session_->pending_incoming() > 0) return false;
-    for (const auto& [n, s] : streams_) {
-      if (s->writer) return false;
-    }
-    return true;
-  }
-  const std::shared_ptr<mcp::Session>& session() const { return session_; }
-  std::string protocol_version;  // the negotiated revision (from initialize)
-
- private:
-  HttpServerImpl& server_;
-  std::string id_;
-  std::uint64_t number_;
-  std::shared_ptr<mcp::Session> session_;
-  std::unique_ptr<mcp::Handler> handler_;
-  std::map<std::uint64_t, std::shared_ptr<Stream>> streams_;
-  std::unordered_map<std::string, std::shared_ptr<Stream>> by_request_;
-  std::shared_ptr<Stream> standalone_;
-  std::uint64_t next_stream_ = 1;
-  Clock::time_point last_activity_;
-  bool ended_ = false;
-};
-
-void HttpServerImpl::push(Stream& stream, std::string_view frame, HttpSession& session) {
-  std::uint64_t seq = stream.next_seq++;
-  std::string event = sse_event(session.event_id(stream, seq), frame);
-  stream.bytes += event.size();
-  stream.events.emplace_back(seq, std::move(event));
-  // Bounded replay: the oldest events go first; the newest is always kept.
-  while (stream.events.size() > 1 && (stream.events.size() > limits_.sse_replay_events ||
-                                      stream.bytes > limits_.sse_replay_bytes)) {
-    if (stream.events.front().first > stream.written) ++counters_.replay_dropped;
-    stream.bytes -= stream.events.front().second.size();
-    stream.events.pop_front();
-  }
-  wake(stream);
-}
 
 core::Result<std::uint16_t> HttpServerImpl::listen() {
   boost::system::error_code ec;
@@ -611,54 +322,6 @@ std::shared_ptr<HttpSession> HttpServerImpl::find_session(const Request& req, Re
   return it->second;
 }
 
-bool HttpServerImpl::host_allowed(std::string_view host_header) const {
-  std::string host = lower(host_part(host_header));
-  if (host.empty()) return false;
-  return std::find(allowed_hosts_.begin(), allowed_hosts_.end(), host) != allowed_hosts_.end();
-}
-
-bool HttpServerImpl::origin_allowed(std::string_view origin) const {
-  std::string o = lower(origin);
-  if (std::find(allowed_origins_.begin(), allowed_origins_.end(), o) != allowed_origins_.end()) {
-    return true;
-  }
-  std::string_view rest = o;
-  if (rest.rfind("http://", 0) == 0) {
-    rest.remove_prefix(7);
-  } else if (rest.rfind("https://", 0) == 0) {
-    rest.remove_prefix(8);
-  } else {
-    return false;  // "null", other schemes
-  }
-  if (rest.find('/') != std::string_view::npos) return false;
-  std::string host(host_part(rest));
-  return !host.empty() &&
-         std::find(allowed_hosts_.begin(), allowed_hosts_.end(), host) != allowed_hosts_.end();
-}
-
-bool HttpServerImpl::authorized(const Request& req) const {
-  if (options_.auth_token.empty()) return true;
-  std::string_view header = req[http::field::authorization];
-  if (header.size() < 7 || lower(header.substr(0, 7)) != "bearer ") return false;
-  return constant_time_equal(cj::trim(header.substr(7)), options_.auth_token);
-}
-
-bool HttpServerImpl::rate_allowed(const std::string& address) {
-  if (options_.rate_limit <= 0) return true;
-  const double burst = 2 * options_.rate_limit;
-  auto now = Clock::now();
-  auto [it, inserted] = buckets_.try_emplace(address, Bucket{burst, now});
-  Bucket& b = it->second;
-  if (!inserted) {
-    b.tokens = std::min(burst, b.tokens + options_.rate_limit *
-                                              std::chrono::duration<double>(now - b.last).count());
-    b.last = now;
-  }
-  if (b.tokens < 1) return false;
-  b.tokens -= 1;
-  return true;
-}
-
 asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Request& req,
                                                   Reply reply) {
   http::response<http::string_body> res{reply.status, req.version() ? req.version() : 11};
@@ -680,7 +343,6 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
 }
 
 asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, Request& req) {
-  ++counters_.requests;
   if (stopping_) {
     co_return co_await write_reply(*conn, req,
                                    error_reply(http::status::service_unavailable, -32000,
@@ -689,19 +351,19 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
   std::string_view target = req.target();
   std::string_view path = target.substr(0, target.find('?'));
   // DNS rebinding: a page on another origin reaching a loopback service.
-  if (!host_allowed(req[http::field::host])) {
+  if (!guard_.host_allowed(req[http::field::host])) {
     co_return co_await write_reply(
         *conn, req,
         error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
                     "Forbidden: the Host header names a host this server does not "
                     "serve"));
   }
-  if (auto origin = req[http::field::origin]; !origin.empty() && !origin_allowed(origin)) {
+  if (auto origin = req[http::field::origin]; !origin.empty() && !guard_.origin_allowed(origin)) {
     co_return co_await write_reply(*conn, req,
                                    error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
                                                "Forbidden: the Origin is not allowed"));
   }
-  if (!rate_allowed(conn->address)) {
+  if (!guard_.rate_allowed(conn->address)) {
     Reply r = error_reply(http::status::too_many_requests, -32000,
                           "Too many requests from this address; retry later");
     r.headers.emplace_back("Retry-After", "1");
@@ -714,10 +376,11 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
       co_return co_await write_reply(*conn, req, std::move(r));
     }
     Reply r;
-    r.body = hooks_.health(!options_.auth_token.empty() && authorized(req));
+    r.body = hooks_.health(guard_.token_required() &&
+                           guard_.authorized(req[http::field::authorization]));
     co_return co_await write_reply(*conn, req, std::move(r));
   }
-  if (!authorized(req)) {
+  if (!guard_.authorized(req[http::field::authorization])) {
     bool sent = !req[http::field::authorization].empty();
     Reply r = error_reply(http::status::unauthorized, -32000,
                           sent ? "Unauthorized: the bearer token is not valid"
@@ -788,7 +451,7 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
   // single-line and can be spliced into a stdio frame downstream. One inside a string is
   // left for the parser to refuse.
   std::string body = std::move(req.body());
-  single_line(body);
+  cj::single_line(body);
   auto parsed =
       rpc::parse(std::move(body), cj::ParseLimits{limits_.max_json_depth}, rpc::Strictness::client);
   if (auto* failure = std::get_if<rpc::ParseFailure>(&parsed)) {
@@ -822,7 +485,8 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
       co_return co_await write_reply(*conn, req, std::move(reply));
     }
     std::string id = std::move(*fresh);
-    session = std::make_shared<HttpSession>(*this, io_, id, next_session_number_++, limits_);
+    session = std::make_shared<HttpSession>(io_, next_session_number_++, limits_,
+                                            counters_.replay_dropped);
     session->attach(hooks_.make_handler(session->session()));
     sessions_[id] = session;
     ++counters_.sessions_created;
@@ -844,7 +508,7 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
   std::string key = *rpc::id_key(message.id());
-  std::shared_ptr<Stream> stream = session->open_stream(key, wants_sse);
+  std::shared_ptr<SseStream> stream = session->open_stream(key, wants_sse);
   if (!stream) {
     reply.status = http::status::bad_request;
     reply.body = rpc::make_error(message.id(), rpc::code::kInvalidRequest,
@@ -860,13 +524,13 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     co_return co_await run_sse(conn, req, session, stream, prime, std::move(headers));
   }
   // JSON: wait for the answer (or the session's end).
-  stream->writer = conn.get();
+  stream->attach(conn.get(), &conn->wake);
   while (!stream->finished) {
     boost::system::error_code ec;
     conn->wake.expires_after(std::chrono::hours(1));
     co_await conn->wake.async_wait(asio::redirect_error(kAwait, ec));
   }
-  stream->writer = nullptr;
+  stream->detach(conn.get());
   if (stream->unanswered) {
     // Cancelled by the client: no response is sent for it (C4), the POST is just accepted.
     reply.status = http::status::accepted;
@@ -891,7 +555,7 @@ asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> con
   std::shared_ptr<HttpSession> session = find_session(req, reply);
   if (!session) co_return co_await write_reply(*conn, req, std::move(reply));
   session->touch();
-  std::shared_ptr<Stream> stream = session->standalone();
+  std::shared_ptr<SseStream> stream = session->standalone();
   // Last-Event-ID "<stream>-<seq>": resume that stream after that event.
   std::string_view last = req["Last-Event-ID"];
   if (!last.empty()) {
@@ -909,7 +573,7 @@ asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> con
                           "Bad Request: Last-Event-ID is not an event id this server issued");
       co_return co_await write_reply(*conn, req, std::move(reply));
     }
-    std::shared_ptr<Stream> s = session->stream(number);
+    std::shared_ptr<SseStream> s = session->stream(number);
     // A stream that is gone, or ended with nothing after that event: nothing to resume.
     // 204 (not an empty stream that ends) so that a client does not reconnect again.
     if (!s || !s->sse || (s->finished && seq + 1 >= s->next_seq)) {
@@ -942,7 +606,7 @@ asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> con
 
 asio::awaitable<bool> HttpServerImpl::run_sse(
     std::shared_ptr<Connection> conn, const Request& req, std::shared_ptr<HttpSession> session,
-    std::shared_ptr<Stream> stream, bool prime,
+    std::shared_ptr<SseStream> stream, bool prime,
     std::vector<std::pair<std::string, std::string>> headers) {
   const bool http11 = req.version() >= 11;
   // A POST's stream ends with its response and the connection may be kept; a GET's (the
@@ -967,8 +631,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
     return http11 ? fmt::format("{:x}\r\n{}\r\n", data.size(), data) : std::string(data);
   };
   // Another connection resuming this stream takes it over; the old one ends.
-  if (stream->writer && stream->writer != conn.get()) stream->writer->wake.cancel();
-  stream->writer = conn.get();
+  stream->attach(conn.get(), &conn->wake);
   if (long_lived) {
     conn->watched = true;
     asio::co_spawn(io_, watch_peer(conn), asio::detached);
@@ -1028,7 +691,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
       }
     }
   }
-  if (stream->writer == conn.get()) stream->writer = nullptr;
+  stream->detach(conn.get());
   co_return clean&& keep;
 }
 
@@ -1052,13 +715,7 @@ void HttpServerImpl::sweep() {
   for (const auto& id : expired) end_session(id, true);
   if (!expired.empty()) core::log::info("http: {} idle session(s) expired", expired.size());
   release_retired();
-  for (auto it = buckets_.begin(); it != buckets_.end();) {
-    if (now - it->second.last > std::chrono::seconds(2)) {
-      it = buckets_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  guard_.forget_idle_addresses();
 }
 
 std::string HttpServerImpl::metrics_text() const {

@@ -1,0 +1,96 @@
+#include "transport/http_guard.hpp"
+
+#include "core/json.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace sluice::transport {
+
+namespace {
+
+// Comparison whose time depends only on the lengths, never on where the texts differ.
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const std::size_t n = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+// The host part of a Host header or an origin's authority: "[::1]:80" -> "[::1]"; empty
+// when it is malformed.
+std::string_view host_part(std::string_view authority) {
+  if (!authority.empty() && authority.front() == '[') {
+    std::size_t close = authority.find(']');
+    return close == std::string_view::npos ? std::string_view{} : authority.substr(0, close + 1);
+  }
+  std::size_t colon = authority.find(':');
+  if (colon == std::string_view::npos) return authority;
+  if (authority.find(':', colon + 1) != std::string_view::npos) return {};  // bare IPv6
+  std::string_view port = authority.substr(colon + 1);
+  if (port.empty() || !std::all_of(port.begin(), port.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    return {};
+  }
+  return authority.substr(0, colon);
+}
+
+}  // namespace
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+RequestGuard::RequestGuard(const std::vector<std::string>& extra_hosts,
+                           const std::vector<std::string>& extra_origins, std::string token,
+                           double rate)
+    : hosts_{"localhost", "127.0.0.1", "[::1]"}, token_(std::move(token)), rate_(rate) {
+  for (const auto& h : extra_hosts) hosts_.push_back(lower(h));
+  for (const auto& o : extra_origins) origins_.push_back(lower(o));
+}
+
+bool RequestGuard::host_allowed(std::string_view host_header) const {
+  std::string host = lower(host_part(host_header));
+  return !host.empty() && std::find(hosts_.begin(), hosts_.end(), host) != hosts_.end();
+}
+
+bool RequestGuard::origin_allowed(std::string_view origin) const {
+  std::string o = lower(origin);
+  if (std::find(origins_.begin(), origins_.end(), o) != origins_.end()) return true;
+  std::string_view rest = o;
+  if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else if (rest.rfind("https://", 0) == 0) {
+    rest.remove_prefix(8);
+  } else {
+    return false;  // "null", other schemes
+  }
+  if (rest.find('/') != std::string_view::npos) return false;
+  return host_allowed(rest);
+}
+
+bool RequestGuard::authorized(std::string_view header) const {
+  if (token_.empty()) return true;
+  if (header.size() < 7 || lower(header.substr(0, 7)) != "bearer ") return false;
+  return constant_time_equal(core::json::trim(header.substr(7)), token_);
+}
+
+bool RequestGuard::rate_allowed(const std::string& address) {
+  if (rate_ <= 0) return true;
+  auto it = buckets_.try_emplace(address, rate_, 2 * rate_).first;
+  return it->second.take();
+}
+
+void RequestGuard::forget_idle_addresses() {
+  auto now = core::TokenBucket::Clock::now();
+  std::erase_if(buckets_, [&](const auto& entry) { return entry.second.full(now); });
+}
+
+}  // namespace sluice::transport
