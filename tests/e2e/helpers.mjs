@@ -2,7 +2,7 @@
 // result checks, and starting/stopping `sluice serve` (stdio through the SDK, or HTTP).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -216,3 +216,20 @@ export function recordingFetch(log) {
     return response;
   };
 }
+
+/**
+ * The safety net after a stdio run's steps (they normally close everything): closes the
+ * client, SIGKILLs sluice if it has not exited and every marked process left, removes the
+ * work directory. Errors are left to the steps that report them.
+ */
+export async function cleanUpStdioRun({ client, child, exited, marked, workDir, timeoutMs }) {
+  try { await within(timeoutMs, 'client.close (cleanup)', client?.close() ?? Promise.resolve()); } catch { /* reported by the steps */ }
+  if (child && !exited) {
+    try { child.kill('SIGKILL'); } catch { /* already gone */ }
+  }
+  for (const { pid } of await marked()) {
+    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+  }
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+}
+

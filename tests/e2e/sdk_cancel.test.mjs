@@ -27,7 +27,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile, access, constants } from 'node:fs/promises';
+import { mkdtemp, writeFile, access, constants } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,7 @@ import {
   structured,
   waitFor,
   within,
+  cleanUpStdioRun,
 } from './helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -213,14 +214,8 @@ describe('sluice: an SDK client aborts a running gateway.invoke', { timeout: 180
 
   after(async () => {
     // Normally step 5 already closed everything; this is the safety net for failed steps.
-    try { await within(EXIT_TIMEOUT_MS, 'client.close (cleanup)', client?.close() ?? Promise.resolve()); } catch { /* reported by the steps */ }
-    if (child && exitInfo === null) {
-      try { child.kill('SIGKILL'); } catch { /* already gone */ }
-    }
-    for (const { pid } of await markedEverythingProcesses()) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
-    }
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await cleanUpStdioRun({ client, child, exited: exitInfo !== null,
+      marked: markedEverythingProcesses, workDir, timeoutMs: EXIT_TIMEOUT_MS });
   });
 
   it('1. an invoke of the slow tool runs, then abort() rejects the SDK promise promptly',
