@@ -21,23 +21,28 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-// The host part of a Host header or an origin's authority: "[::1]:80" -> "[::1]"; empty
-// when it is malformed.
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+// The host part of a Host header or an origin's authority: "[::1]:80" -> "[::1]",
+// "localhost:80" -> "localhost"; empty when anything but nothing or ":digits" follows the
+// host ("[::1].evil.com", "[::1]@evil.com", "localhost:abc") or the host is a bare IPv6.
 std::string_view host_part(std::string_view authority) {
+  std::size_t end = 0;
   if (!authority.empty() && authority.front() == '[') {
-    std::size_t close = authority.find(']');
-    return close == std::string_view::npos ? std::string_view{} : authority.substr(0, close + 1);
+    end = authority.find(']');
+    if (end == std::string_view::npos) return {};
+    ++end;
+  } else {
+    end = authority.find(':');
+    if (end == std::string_view::npos) return authority;
   }
-  std::size_t colon = authority.find(':');
-  if (colon == std::string_view::npos) return authority;
-  if (authority.find(':', colon + 1) != std::string_view::npos) return {};  // bare IPv6
-  std::string_view port = authority.substr(colon + 1);
-  if (port.empty() || !std::all_of(port.begin(), port.end(), [](char c) {
-        return std::isdigit(static_cast<unsigned char>(c));
-      })) {
-    return {};
-  }
-  return authority.substr(0, colon);
+  std::string_view rest = authority.substr(end);
+  if (!rest.empty() && (rest.front() != ':' || !all_digits(rest.substr(1)))) return {};
+  return authority.substr(0, end);
 }
 
 }  // namespace

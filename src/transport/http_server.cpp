@@ -5,11 +5,10 @@
 
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 #include "mcp/protocol.hpp"
 #include "rpc/message.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -53,6 +52,63 @@ std::string json_error_body(int code, std::string_view message) {
   return rpc::make_error("null", code, message);
 }
 
+// A request head refused for its framing (RFC 9112), before its body is read.
+struct HeadRefusal {
+  http::status status;
+  std::string_view message;
+};
+
+// Transfer-Encoding, over all its lines: absent, or exactly `chunked` once (HTTP/1.1).
+// Beast's parser reads "gzip, chunked" as plain chunked and a request whose codings do not
+// end with chunked as having no body; both are refused here.
+std::optional<HeadRefusal> transfer_coding_refusal(const http::fields& fields, unsigned version) {
+  auto [first, last] = fields.equal_range(http::field::transfer_encoding);
+  if (first == last) return std::nullopt;
+  constexpr HeadRefusal kUnframed{
+      http::status::bad_request,
+      "Bad Request: the body length cannot be determined (Transfer-Encoding must be chunked)"};
+  if (version < 11) return kUnframed;
+  std::size_t codings = 0, chunked = 0;
+  bool last_chunked = false;
+  for (auto it = first; it != last; ++it) {
+    std::string_view list = it->value();
+    while (!list.empty()) {
+      std::size_t comma = list.find(',');
+      std::string_view item = cj::trim(list.substr(0, comma));
+      list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+      if (item.empty()) continue;  // empty list elements are allowed
+      ++codings;
+      last_chunked = beast::iequals(item, "chunked");
+      if (last_chunked) ++chunked;
+    }
+  }
+  if (!last_chunked || chunked > 1) return kUnframed;
+  if (codings > 1) {
+    return HeadRefusal{http::status::not_implemented,
+                       "Not Implemented: the only transfer coding accepted is chunked"};
+  }
+  return std::nullopt;
+}
+
+// What RFC 9112 refuses in a request head that Beast's parser lets through.
+std::optional<HeadRefusal> head_refusal(const http::request_header<>& head) {
+  if (auto r = transfer_coding_refusal(head, head.version())) return r;
+  const std::size_t hosts = head.count(http::field::host);
+  if (hosts == 0) {
+    return HeadRefusal{http::status::bad_request, "Bad Request: the Host header is required"};
+  }
+  if (hosts > 1) {
+    return HeadRefusal{http::status::bad_request, "Bad Request: more than one Host header"};
+  }
+  if (head[http::field::host].empty()) {
+    return HeadRefusal{http::status::bad_request, "Bad Request: the Host header is empty"};
+  }
+  if (head.count(http::field::origin) > 1) {
+    return HeadRefusal{http::status::bad_request, "Bad Request: more than one Origin header"};
+  }
+  return std::nullopt;
+}
+
 struct Counters {
   std::map<unsigned, std::uint64_t> by_status;
   std::uint64_t sessions_created = 0;
@@ -61,7 +117,9 @@ struct Counters {
   std::uint64_t sessions_refused = 0;
   std::uint64_t replay_dropped = 0;
   std::uint64_t resumed = 0;
-  std::uint64_t connections_refused = 0;
+  std::uint64_t connections_refused = 0;          // at the connection cap
+  std::uint64_t connections_refused_address = 0;  // at the per-address cap
+  std::uint64_t keepalive_closed_address = 0;     // kept-alive ones closed at that cap
   std::uint64_t connections = 0;
 };
 
@@ -73,7 +131,8 @@ struct Connection {
   asio::steady_timer wake;  // cancelled to wake the SSE writer
   std::string address;
   bool peer_gone = false;
-  bool watched = false;  // a watch_peer read is pending (a GET stream): no other read
+  bool watched = false;     // a watch_peer read is pending (a GET stream): no other read
+  bool incomplete = false;  // counted in incomplete_ (no complete request yet)
 };
 
 class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<HttpServerImpl> {
@@ -106,6 +165,20 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
 
   asio::awaitable<void> accept_loop();
   asio::awaitable<void> serve_connection(std::shared_ptr<Connection> conn);
+  // A connection past a cap: 503 with Retry-After, then closed.
+  asio::awaitable<void> refuse_connection(std::shared_ptr<Connection> conn,
+                                          std::string_view message);
+  // Stops sending, then reads what the client is still sending for a short while, so that
+  // closing does not reset the connection before the client has read the answer.
+  asio::awaitable<void> linger(Connection& conn);
+  // The refusal of a request whose head or body Beast could not read; nullopt when the
+  // connection just ends (a timeout, a close, an I/O error).
+  std::optional<Reply> read_refusal(const boost::system::error_code& ec) const;
+  // Counts `conn` among its address's connections without a complete request, or not.
+  void set_incomplete(Connection& conn, bool incomplete);
+  std::size_t incomplete_at(const std::string& address) const;
+  // A connection may wait for another request: not stopping, its address under its cap.
+  bool may_keep_alive(const Connection& conn) const;
   // Handles one request; writes the answer (or an SSE stream); false: close the connection.
   asio::awaitable<bool> handle(std::shared_ptr<Connection> conn, Request& req);
   asio::awaitable<bool> handle_post(std::shared_ptr<Connection> conn, Request& req, Reply& reply);
@@ -121,7 +194,7 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   asio::awaitable<void> sweep_loop();
   void sweep();
 
-  Reply error_reply(http::status status, int code, std::string_view message);
+  static Reply error_reply(http::status status, int code, std::string_view message);
   // The session a request names: its Mcp-Session-Id, else 400 (none) or 404 (unknown or
   // ended) in `refusal`.
   std::shared_ptr<HttpSession> find_session(const Request& req, Reply& refusal);
@@ -139,6 +212,9 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
   std::list<std::shared_ptr<HttpSession>> retired_;
   std::unordered_set<Connection*> connections_;
+  std::unordered_set<Connection*> refusing_;  // being answered 503 past a cap
+  // Per client address: connections without a complete request (entries at 0 are erased).
+  std::unordered_map<std::string, std::size_t> incomplete_;
   std::uint64_t next_session_number_ = 1;
   Counters counters_;
 };
@@ -160,8 +236,8 @@ core::Result<std::uint16_t> HttpServerImpl::listen() {
 }
 
 void HttpServerImpl::start() {
-  asio::co_spawn(io_, accept_loop(), asio::detached);
-  asio::co_spawn(io_, sweep_loop(), asio::detached);
+  core::spawn(io_, accept_loop(), "the HTTP accept loop");
+  core::spawn(io_, sweep_loop(), "the HTTP session sweep");
 }
 
 void HttpServerImpl::stop() {
@@ -173,11 +249,13 @@ void HttpServerImpl::stop() {
   std::vector<std::string> ids;
   for (auto& [id, s] : sessions_) ids.push_back(id);
   for (const auto& id : ids) end_session(id, false);
-  for (Connection* c : connections_) {
-    c->peer_gone = true;
-    c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-    c->stream.socket().close(ec);
-    c->wake.cancel();
+  for (auto* set : {&connections_, &refusing_}) {
+    for (Connection* c : *set) {
+      c->peer_gone = true;
+      c->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+      c->stream.socket().close(ec);
+      c->wake.cancel();
+    }
   }
 }
 
@@ -218,27 +296,143 @@ asio::awaitable<void> HttpServerImpl::accept_loop() {
       co_await t.async_wait(asio::redirect_error(kAwait, ec));
       continue;
     }
-    if (connections_.size() >= options_.max_connections) {
-      ++counters_.connections_refused;
-      socket.close(ec);
-      continue;
-    }
     // Small writes (an SSE event, a 202) must leave at once: no Nagle delay.
     socket.set_option(tcp::no_delay(true), ec);
     auto conn = std::make_shared<Connection>(std::move(socket));
     auto remote = conn->stream.socket().remote_endpoint(ec);
     conn->address = "unknown";
     if (!ec) conn->address = remote.address().to_string();
+    // Counted here, before the next accept, so that a burst of connections meets the caps.
+    if (connections_.size() >= limits_.http_max_connections) {
+      ++counters_.connections_refused;
+      core::spawn(io_,
+                  refuse_connection(conn, "Service Unavailable: too many connections; retry later"),
+                  "an HTTP refusal",
+                  [this, self = shared_from_this(), conn] { refusing_.erase(conn.get()); });
+      continue;
+    }
+    if (incomplete_at(conn->address) >= limits_.http_max_incomplete_per_address) {
+      ++counters_.connections_refused_address;
+      core::spawn(io_,
+                  refuse_connection(conn,
+                                    "Service Unavailable: too many connections from this "
+                                    "address without a complete request; retry later"),
+                  "an HTTP refusal",
+                  [this, self = shared_from_this(), conn] { refusing_.erase(conn.get()); });
+      continue;
+    }
     ++counters_.connections;
-    asio::co_spawn(io_, serve_connection(std::move(conn)), asio::detached);
+    connections_.insert(conn.get());
+    set_incomplete(*conn, true);
+    // A connection whose coroutine dies is forgotten, so stop() never touches it.
+    core::spawn(io_, serve_connection(conn), "an HTTP connection",
+                [this, self = shared_from_this(), conn] { connections_.erase(conn.get()); });
   }
+}
+
+asio::awaitable<void> HttpServerImpl::refuse_connection(std::shared_ptr<Connection> conn,
+                                                        std::string_view message) {
+  auto self = shared_from_this();
+  // Each refusal holds its socket for at most the write and the linger; past that many at
+  // once, a connection is closed without an answer rather than held.
+  constexpr std::size_t kMaxRefusing = 64;
+  if (refusing_.size() < kMaxRefusing && !stopping_) {
+    refusing_.insert(conn.get());
+    Request head;
+    head.version(11);
+    head.keep_alive(false);
+    Reply r = error_reply(http::status::service_unavailable, -32000, message);
+    r.headers.emplace_back("Retry-After", "1");
+    co_await write_reply(*conn, head, std::move(r));
+    if (!conn->peer_gone) co_await linger(*conn);
+    refusing_.erase(conn.get());
+  }
+  boost::system::error_code ec;
+  conn->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+  conn->stream.socket().close(ec);
+}
+
+asio::awaitable<void> HttpServerImpl::linger(Connection& conn) {
+  boost::system::error_code ec;
+  conn.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  conn.stream.expires_after(std::chrono::milliseconds(500));
+  std::array<char, 16384> sink;
+  for (std::size_t drained = 0; drained < 4 * 1024 * 1024;) {
+    std::size_t n =
+        co_await conn.stream.async_read_some(asio::buffer(sink), asio::redirect_error(kAwait, ec));
+    if (ec) break;
+    drained += n;
+  }
+}
+
+void HttpServerImpl::set_incomplete(Connection& conn, bool incomplete) {
+  if (conn.incomplete == incomplete) return;
+  conn.incomplete = incomplete;
+  if (incomplete) {
+    ++incomplete_[conn.address];
+  } else if (auto it = incomplete_.find(conn.address);
+             it != incomplete_.end() && --it->second == 0) {
+    incomplete_.erase(it);
+  }
+}
+
+std::size_t HttpServerImpl::incomplete_at(const std::string& address) const {
+  auto it = incomplete_.find(address);
+  return it == incomplete_.end() ? 0 : it->second;
+}
+
+bool HttpServerImpl::may_keep_alive(const Connection& conn) const {
+  return !stopping_ && !conn.peer_gone &&
+         incomplete_at(conn.address) < limits_.http_max_incomplete_per_address;
+}
+
+std::optional<HttpServerImpl::Reply> HttpServerImpl::read_refusal(
+    const boost::system::error_code& ec) const {
+  if (ec == http::error::header_limit) {
+    return error_reply(http::status::request_header_fields_too_large, rpc::code::kInvalidRequest,
+                       "request headers too large");
+  }
+  if (ec == http::error::body_limit) {
+    // Refused before the body is read when the announced Content-Length is over the cap.
+    return error_reply(
+        http::status::payload_too_large, rpc::code::kInvalidRequest,
+        fmt::format("request body too large (limit {} bytes)", limits_.max_message_bytes));
+  }
+  // The end of the connection, before or inside a request: nobody to answer.
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
+  if (ec.category() != http::make_error_code(http::error::bad_method).category()) {
+    return std::nullopt;  // a timeout, a reset: the connection just ends
+  }
+  if (ec == http::error::bad_version) {
+    // Beast reads only HTTP/1.0 and HTTP/1.1 ("PRI * HTTP/2.0" too ends here).
+    return error_reply(http::status::http_version_not_supported, rpc::code::kInvalidRequest,
+                       "HTTP Version Not Supported: HTTP/1.1 or HTTP/1.0 only");
+  }
+  // Bad framing (RFC 9112: 400, then close): Beast's message names the kind of problem
+  // ("bad Content-Length", "bad chunk"), never the bytes.
+  return error_reply(http::status::bad_request, rpc::code::kInvalidRequest,
+                     fmt::format("Bad Request: {}", ec.message()));
 }
 
 asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connection> conn) {
   auto self = shared_from_this();
-  connections_.insert(conn.get());
+  // Not counted as incomplete past this coroutine, however it ends.
+  struct Uncount {
+    HttpServerImpl& server;
+    Connection& conn;
+    ~Uncount() { server.set_incomplete(conn, false); }
+  } uncount{*this, *conn};
   for (;;) {
     if (stopping_ || conn->peer_gone) break;
+    if (!conn->incomplete) {
+      // Kept alive after a request: waiting for the next one counts against the address's
+      // cap like a new connection; past it, this one is closed instead.
+      if (!may_keep_alive(*conn)) {
+        ++counters_.keepalive_closed_address;
+        break;
+      }
+      set_incomplete(*conn, true);
+    }
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
     parser.body_limit(limits_.max_message_bytes);
@@ -247,53 +441,38 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
     co_await http::async_read_header(conn->stream, conn->buffer, parser,
                                      asio::redirect_error(kAwait, ec));
     if (ec) {
-      Request head;
-      head.version(11);
-      if (ec == http::error::header_limit) {
-        Reply r = error_reply(http::status::request_header_fields_too_large,
-                              rpc::code::kInvalidRequest, "request headers too large");
-        co_await write_reply(*conn, head, std::move(r));
-      } else if (ec == http::error::body_limit) {
-        // The announced Content-Length is over the cap: refused before the body is read.
-        Reply r = error_reply(
-            http::status::payload_too_large, rpc::code::kInvalidRequest,
-            fmt::format("request body too large (limit {} bytes)", limits_.max_message_bytes));
-        co_await write_reply(*conn, head, std::move(r));
+      if (auto refusal = read_refusal(ec)) {
+        Request head;
+        head.version(11);
+        co_await write_reply(*conn, head, std::move(*refusal));
       }
-      break;  // a timeout, a close or garbage: the connection ends
+      break;
+    }
+    if (auto refusal = head_refusal(parser.get())) {
+      Request head;
+      head.version(parser.get().version());
+      co_await write_reply(
+          *conn, head, error_reply(refusal->status, rpc::code::kInvalidRequest, refusal->message));
+      break;
     }
     conn->stream.expires_after(options_.body_timeout);
     co_await http::async_read(conn->stream, conn->buffer, parser, asio::redirect_error(kAwait, ec));
     if (ec) {
-      if (ec == http::error::body_limit) {
+      if (auto refusal = read_refusal(ec)) {
         Request head;
         head.version(parser.get().version());
-        Reply r = error_reply(http::status::payload_too_large, rpc::code::kInvalidRequest,
-                              "request body too large");
-        co_await write_reply(*conn, head, std::move(r));
+        co_await write_reply(*conn, head, std::move(*refusal));
       }
       break;
     }
     conn->stream.expires_never();
+    set_incomplete(*conn, false);
     Request req = parser.release();
     bool keep = co_await handle(conn, req);
     if (!keep || !req.keep_alive()) break;
   }
   boost::system::error_code ec;
-  if (!stopping_ && !conn->peer_gone && !conn->watched) {
-    // Lingering close: stop sending, then read what the client is still sending (a body
-    // refused with 413, a pipelined request) for a short while, so that closing does not
-    // reset the connection before the client has read the answer.
-    conn->stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    conn->stream.expires_after(std::chrono::milliseconds(500));
-    std::array<char, 16384> sink;
-    for (std::size_t drained = 0; drained < 4 * 1024 * 1024;) {
-      std::size_t n = co_await conn->stream.async_read_some(asio::buffer(sink),
-                                                            asio::redirect_error(kAwait, ec));
-      if (ec) break;
-      drained += n;
-    }
-  }
+  if (!stopping_ && !conn->peer_gone && !conn->watched) co_await linger(*conn);
   conn->stream.socket().shutdown(tcp::socket::shutdown_both, ec);
   conn->stream.socket().close(ec);
   connections_.erase(conn.get());
@@ -330,7 +509,8 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
   res.set(http::field::cache_control, "no-store");
   for (auto& [name, value] : reply.headers) res.set(name, value);
   res.body() = std::move(reply.body);
-  const bool keep = req.keep_alive() && static_cast<unsigned>(reply.status) < 400 && !stopping_;
+  const bool keep =
+      req.keep_alive() && static_cast<unsigned>(reply.status) < 400 && may_keep_alive(conn);
   res.keep_alive(keep);
   res.prepare_payload();
   ++counters_.by_status[static_cast<unsigned>(reply.status)];
@@ -358,7 +538,9 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
                     "Forbidden: the Host header names a host this server does not "
                     "serve"));
   }
-  if (auto origin = req[http::field::origin]; !origin.empty() && !guard_.origin_allowed(origin)) {
+  // At most one Origin (checked with the head); one sent empty is refused like a foreign one.
+  if (req.find(http::field::origin) != req.end() &&
+      !guard_.origin_allowed(req[http::field::origin])) {
     co_return co_await write_reply(*conn, req,
                                    error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
                                                "Forbidden: the Origin is not allowed"));
@@ -634,7 +816,10 @@ asio::awaitable<bool> HttpServerImpl::run_sse(
   stream->attach(conn.get(), &conn->wake);
   if (long_lived) {
     conn->watched = true;
-    asio::co_spawn(io_, watch_peer(conn), asio::detached);
+    core::spawn(io_, watch_peer(conn), "an SSE stream's peer watch", [conn] {
+      conn->peer_gone = true;
+      conn->wake.cancel();
+    });
   }
   std::string body;
   if (prime) body = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
@@ -744,8 +929,17 @@ std::string HttpServerImpl::metrics_text() const {
   line("sluice_http_connections", "gauge", "Open HTTP connections.", connections_.size());
   line("sluice_http_connections_total", "counter", "HTTP connections accepted.",
        counters_.connections);
-  line("sluice_http_connections_refused_total", "counter",
-       "Connections closed at once at the connection cap.", counters_.connections_refused);
+  out +=
+      "# HELP sluice_http_connections_refused_total Connections answered 503 and closed at a "
+      "cap.\n# TYPE sluice_http_connections_refused_total counter\n";
+  out += fmt::format("sluice_http_connections_refused_total{{reason=\"connections\"}} {}\n",
+                     counters_.connections_refused);
+  out +=
+      fmt::format("sluice_http_connections_refused_total{{reason=\"incomplete_per_address\"}} {}\n",
+                  counters_.connections_refused_address);
+  line("sluice_http_keepalive_closed_total", "counter",
+       "Kept-alive connections closed because their address had too many without a request.",
+       counters_.keepalive_closed_address);
   line("sluice_http_sse_replay_dropped_total", "counter",
        "SSE events dropped from a full replay buffer before they were delivered.",
        counters_.replay_dropped);

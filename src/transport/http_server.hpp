@@ -12,10 +12,13 @@
 // a closed connection never cancels its request (GATEWAY-INVARIANTS C8), DELETE cancels
 // all of the session's calls.
 //
-// Protection: Host and Origin checked against loopback names (DNS rebinding) → 403; an
+// Protection: RFC 9112 framing (exactly one Host, at most one Origin, Transfer-Encoding
+// only `chunked`, a valid Content-Length; else 400, or 501 for another coding, then
+// close); Host and Origin checked against loopback names (DNS rebinding) → 403; an
 // optional bearer token compared in constant time → 401; body cap → 413; header and body
-// read deadlines; a per-address token bucket → 429; a session cap with idle expiry → 503.
-// Error bodies describe what was wrong, never what was sent.
+// read deadlines; a per-address token bucket → 429; a session cap with idle expiry → 503;
+// a connection cap and a per-address cap on connections without a complete request (Limits)
+// → 503 and close. Error bodies describe what was wrong, never what was sent.
 //
 // Threading: the owning io_context thread only (one loop for protocol and gateway state).
 // Ownership: created by shared_ptr; connection coroutines keep it alive. stop() closes the
@@ -55,7 +58,6 @@ struct HttpOptions {
   std::chrono::milliseconds body_timeout{30000};
   // One write to a client; a client that stops reading is cut off after it.
   std::chrono::milliseconds write_timeout{30000};
-  std::size_t max_connections = 1024;
   std::size_t max_header_bytes = 16 * 1024;
   // An SSE comment written on an idle stream, so a vanished client is noticed.
   std::chrono::milliseconds sse_keepalive{15000};
