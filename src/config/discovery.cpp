@@ -4,10 +4,15 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace sluice::config {
@@ -60,10 +65,6 @@ std::optional<fs::path> home_dir(const DiscoveryOptions& options, const fs::path
   return normalized(*options.home, base);
 }
 
-void add_unique(std::vector<std::string>& names, const std::string& name) {
-  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-}
-
 template <typename T>
 void first_wins(std::optional<T>& merged, const std::optional<T>& later) {
   if (!merged) merged = later;
@@ -80,6 +81,11 @@ void merge_policy(FilePolicy& merged, const FilePolicy& later) {
   first_wins(merged.drain_bound, later.drain_bound);
   first_wins(merged.forbid_force, later.forbid_force);
   first_wins(merged.fail_closed_when_stale, later.fail_closed_when_stale);
+  first_wins(merged.writes_per_server, later.writes_per_server);
+  first_wins(merged.start_concurrency, later.start_concurrency);
+  first_wins(merged.call_timeout, later.call_timeout);
+  first_wins(merged.max_call, later.max_call);
+  first_wins(merged.allow_unvalidated_tools, later.allow_unvalidated_tools);
 }
 
 // The merged settings, with GatewayPolicy's defaults for the keys no file set.
@@ -94,21 +100,114 @@ GatewayPolicy resolve_policy(const FilePolicy& merged) {
   out.drain_bound = merged.drain_bound.value_or(out.drain_bound);
   out.forbid_force = merged.forbid_force.value_or(out.forbid_force);
   out.fail_closed_when_stale = merged.fail_closed_when_stale.value_or(out.fail_closed_when_stale);
+  out.writes_per_server = merged.writes_per_server.value_or(out.writes_per_server);
+  out.start_concurrency = merged.start_concurrency.value_or(out.start_concurrency);
+  out.call_timeout = merged.call_timeout.value_or(out.call_timeout);
+  out.max_call = merged.max_call.value_or(out.max_call);
+  out.allow_unvalidated_tools =
+      merged.allow_unvalidated_tools.value_or(out.allow_unvalidated_tools);
   return out;
 }
 
-void merge(GatewayConfig& out, FilePolicy& policy, ConfigFile&& file) {
-  for (ServerConfig& server : file.servers) {
-    auto same = [&](const ServerConfig& s) { return s.name == server.name; };
-    if (std::any_of(out.servers.begin(), out.servers.end(), same)) continue;
-    out.warnings.insert(out.warnings.end(), server.warnings.begin(), server.warnings.end());
-    out.servers.push_back(std::move(server));
+// The program a stdio entry runs, found as Child::spawn finds it: a command with a '/' as
+// it is (the parser made it absolute), a bare name in the entry's own PATH when it sets one,
+// else in sluice's. nullopt when no executable is found.
+std::optional<fs::path> find_program(const StdioServer& stdio, const EnvLookup& getenv) {
+  if (stdio.command.find('/') != std::string::npos) return fs::path(stdio.command);
+  std::string path;
+  for (const auto& [name, value] : stdio.env) {
+    if (name == "PATH") path = value;
   }
-  for (const std::string& name : file.auto_start) add_unique(out.auto_start, name);
-  merge_policy(policy, file.policy);
+  if (path.empty() && getenv) path = getenv("PATH").value_or("");
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  std::string_view dirs(path);
+  while (!dirs.empty()) {
+    std::size_t colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    if (dir.empty()) continue;
+    fs::path candidate = fs::path(dir) / stdio.command;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
 }
 
+// Merges accepted files into one GatewayConfig in discovery order, in time linear in what
+// they hold (names are deduplicated through hash sets).
+class Merger {
+ public:
+  Merger(GatewayConfig& out, const DiscoveryOptions& options) : out_(out), options_(options) {}
+
+  void add(const Candidate& candidate, ConfigFile&& file) {
+    out_.warnings.insert(out_.warnings.end(), file.warnings.begin(), file.warnings.end());
+    // DESIGN.md: the operator's settings come only from user-level files and flags; a
+    // project file can add servers, never loosen a setting.
+    const bool operator_file = candidate.origin != Origin::project;
+    if (!operator_file && file.has_operator_settings) {
+      out_.warnings.push_back(fmt::format(
+          "config file {}: its \"sluice\" settings are ignored (operator settings come only "
+          "from ~/.mcp.json, ~/.claude/.mcp.json, --config files and flags)",
+          core::display_safe(candidate.path.string())));
+    }
+    for (ServerConfig& server : file.servers) {
+      if (servers_.contains(server.name)) continue;
+      if (starts_self(server)) {
+        out_.warnings.push_back(fmt::format(
+            "server {} ({}) is skipped: its command starts sluice itself, which would serve "
+            "behind itself and start itself again; remove that entry",
+            server.name, core::display_safe(server.source_file)));
+        continue;
+      }
+      if (!operator_file) server.policy = ServerPolicy{};
+      servers_.insert(server.name);
+      out_.warnings.insert(out_.warnings.end(), server.warnings.begin(), server.warnings.end());
+      out_.servers.push_back(std::move(server));
+    }
+    for (std::string& name : file.auto_start) {
+      if (auto_start_.insert(name).second) out_.auto_start.push_back(std::move(name));
+    }
+    if (operator_file) merge_policy(policy_, file.policy);
+  }
+
+  GatewayPolicy policy() const { return resolve_policy(policy_); }
+
+ private:
+  // Whether the entry runs sluice's own executable (options.self) as anything but the
+  // built-in demo downstream (`sluice demo-server`, which `sluice demo` configures).
+  bool starts_self(const ServerConfig& server) {
+    const auto* stdio = std::get_if<StdioServer>(&server.transport);
+    if (!options_.self || stdio == nullptr) return false;
+    if (!stdio->args.empty() && stdio->args.front() == "demo-server") return false;
+    std::string key = stdio->command;
+    for (const auto& [name, value] : stdio->env) {
+      if (name == "PATH") key += '\0' + value;
+    }
+    auto [it, fresh] = identities_.try_emplace(std::move(key));
+    if (fresh) {
+      std::optional<fs::path> program = find_program(*stdio, options_.getenv);
+      if (program) it->second = identity_of(*program);
+    }
+    return it->second == options_.self;
+  }
+
+  GatewayConfig& out_;
+  const DiscoveryOptions& options_;
+  FilePolicy policy_;
+  std::unordered_set<std::string> servers_;     // the names in out_.servers
+  std::unordered_set<std::string> auto_start_;  // the names in out_.auto_start
+  // The identity each command resolved to, by command and the entry's PATH.
+  std::unordered_map<std::string, std::optional<ExecutableIdentity>> identities_;
+};
+
 }  // namespace
+
+std::optional<ExecutableIdentity> identity_of(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return ExecutableIdentity{st.st_dev, st.st_ino};
+}
+
+std::optional<ExecutableIdentity> own_executable() { return identity_of("/proc/self/exe"); }
 
 std::optional<fs::path> find_project_dir(const fs::path& cwd, const std::optional<fs::path>& home) {
   std::error_code ec;
@@ -157,7 +256,7 @@ GatewayConfig discover(const DiscoveryOptions& options) {
   }
 
   std::vector<fs::path> seen;
-  FilePolicy policy;
+  Merger merger(out, options);
   for (const Candidate& candidate : candidates) {
     std::error_code ec;
     fs::file_status status = fs::status(candidate.path, ec);
@@ -181,9 +280,9 @@ GatewayConfig discover(const DiscoveryOptions& options) {
                                          file.error().message));
       continue;
     }
-    merge(out, policy, std::move(*file));
+    merger.add(candidate, std::move(*file));
   }
-  out.policy = resolve_policy(policy);
+  out.policy = merger.policy();
   return out;
 }
 

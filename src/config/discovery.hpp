@@ -13,10 +13,17 @@
 // none of its servers or autoStart names are used; every other file is served. The first
 // definition of a server name wins; later ones are ignored without a warning (each server
 // records its source_file). autoStart lists are merged in order without duplicates.
+// Operator settings (the top-level "sluice" object and each entry's "sluice" object) come
+// only from user-level and --config files: a project file's are ignored, with one warning
+// naming the file (its servers are still served). Each file's unknown-key warning is passed
+// on. An entry that starts sluice itself is skipped with a warning (DiscoveryOptions::self).
+// Time and memory are linear in the size of the files read.
 // Never throws for anything found on disk; touches nothing but the files it reads (and the
 // metadata of the folders it walks). Relative paths in the options resolve against `cwd`.
 #include "config/gateway_config.hpp"
 #include "config/mcp_json.hpp"
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <filesystem>
@@ -24,6 +31,18 @@
 #include <vector>
 
 namespace sluice::config {
+
+// The identity of an executable file: device and inode, symlinks followed.
+struct ExecutableIdentity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const ExecutableIdentity&) const = default;
+};
+
+// The identity of `path` (symlinks followed); nullopt when it cannot be stat'ed.
+std::optional<ExecutableIdentity> identity_of(const std::filesystem::path& path);
+// The identity of the running program (/proc/self/exe); nullopt when unknown.
+std::optional<ExecutableIdentity> own_executable();
 
 struct DiscoveryOptions {
   std::optional<std::filesystem::path> project_dir;     // --project
@@ -34,6 +53,10 @@ struct DiscoveryOptions {
   std::size_t max_file_bytes = kMaxConfigFileBytes;
   // False (`--no-discover`): read only explicit_configs, no project or user files.
   bool search = true;
+  // sluice's own executable (own_executable()). A stdio entry whose command resolves to it
+  // (through PATH as at spawn time, symlinks followed) would start a gateway behind itself:
+  // it is skipped with a warning, unless it runs `sluice demo-server`. nullopt: no check.
+  std::optional<ExecutableIdentity> self;
 };
 
 GatewayConfig discover(const DiscoveryOptions& options);

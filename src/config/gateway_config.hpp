@@ -2,8 +2,8 @@
 // The downstream servers sluice serves, as read from `.mcp.json` files.
 //
 // Contract: these are plain immutable values. discover() (discovery.hpp) builds one
-// GatewayConfig once; the gateway shares it read-only as std::shared_ptr<const GatewayConfig>
-// and replaces it whole on a reload, never edits it. Every string in `warnings` is
+// GatewayConfig once, at start; the gateway shares it read-only as
+// std::shared_ptr<const GatewayConfig> and never edits it. Every string in `warnings` is
 // display-safe (escaped for a terminal) and value-free: it names files, JSON paths, server
 // names and variable names, never a value read from a file or the environment.
 // docs/configuration.md describes the format and the rules.
@@ -56,6 +56,9 @@ enum class Origin { project, user, explicit_file };
 struct ServerPolicy {
   std::optional<std::size_t> budget;  // default budget of each of its tools
   std::vector<std::pair<std::string, std::size_t>> tool_budgets;  // per tool name
+  // Calls of its tools without readOnlyHint in flight at once across the whole server (stdio
+  // servers; GATEWAY-INVARIANTS A1), instead of GatewayPolicy::writes_per_server.
+  std::optional<std::size_t> writes;
 };
 
 // Gateway-wide settings (the optional top-level "sluice" object). Each key takes the value
@@ -70,6 +73,19 @@ struct GatewayPolicy {
   std::chrono::milliseconds drain_bound{10000};
   bool forbid_force = false;
   bool fail_closed_when_stale = false;
+  // A1: calls of tools without readOnlyHint in flight at once per stdio server, across all its
+  // tools (a tool or server budget set by the operator takes that tool out of this lane).
+  std::size_t writes_per_server = 1;
+  // Servers started at once (aggregate listing, autoStart, indexing).
+  std::size_t start_concurrency = 8;
+  // The call timeout when neither the call nor the server's `timeoutMs` gives one. It is an
+  // inactivity timeout: each progress notification of the call starts it again, up to
+  // max_call from the call's start.
+  std::chrono::milliseconds call_timeout{60000};
+  std::chrono::milliseconds max_call{600000};
+  // A tool whose input schema sluice cannot compile is refused unless this is set (then it is
+  // called without validation).
+  bool allow_unvalidated_tools = false;
 };
 
 struct ServerConfig {
@@ -77,6 +93,11 @@ struct ServerConfig {
   std::variant<StdioServer, RemoteServer> transport;
   std::string source_file;  // absolute path of the file that defined it
   ServerPolicy policy;
+  // The entry's `timeoutMs`: this server's call timeout (see GatewayPolicy::call_timeout).
+  std::optional<std::chrono::milliseconds> timeout;
+  // `"disabled": true` in its entry (as Claude Code, Cursor and VS Code users write it): the
+  // server is listed (health and `sluice servers` show it as `disabled`) and never started.
+  bool disabled = false;
   Origin origin = Origin::explicit_file;
   // Variables referenced without a default that were unset, or whose value cannot be used
   // where it is referenced (a control character in a header); each was substituted with

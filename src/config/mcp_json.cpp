@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <system_error>
+#include <unordered_set>
 #include <utility>
 
 namespace sluice::config {
@@ -42,6 +43,8 @@ constexpr Range kQueueSizeRange{0, 100000};
 constexpr Range kQueueTimeoutMsRange{0, 3600000};
 constexpr Range kAbandonMsRange{1000, 86400000};
 constexpr Range kDrainMsRange{0, 600000};
+constexpr Range kStartConcurrencyRange{1, 256};
+constexpr Range kCallTimeoutMsRange{1000, 86400000};
 
 // Where a problem is: the JSON path and, inside mcpServers, the entry's 1-based position
 // (the entry's name is a value of the file, so the path says `entry` instead).
@@ -103,6 +106,14 @@ bool is_header_name(std::string_view name) {
 bool is_env_name(std::string_view name) {
   return !name.empty() && name.find('=') == std::string_view::npos &&
          name.find('\0') == std::string_view::npos;
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+  }
+  return out;
 }
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -225,12 +236,75 @@ class Expander {
 
  private:
   void note(std::string name, std::string_view why) {
-    auto same = [&](const auto& n) { return n.first == name; };
-    if (std::none_of(notes_.begin(), notes_.end(), same)) notes_.emplace_back(std::move(name), why);
+    if (noted_.insert(name).second) notes_.emplace_back(std::move(name), why);
   }
 
   const EnvLookup& lookup_;
   std::vector<std::pair<std::string, std::string_view>> notes_;
+  std::unordered_set<std::string> noted_;  // the names in notes_
+};
+
+// The keys a server entry may hold: the format's own, and keys other MCP clients write
+// that are harmless to ignore (a description; Cline's and Roo's auto-approval lists, which
+// only skip a confirmation sluice never asks for). Anything else is reported, once per file.
+bool is_known_entry_key(std::string_view key) {
+  static const std::unordered_set<std::string_view> kKnown{
+      "type",     "command",     "args",        "env",        "cwd",        "url",    "headers",
+      "sluice",   "timeoutMs",   "disabled",    "description", "autoApprove", "alwaysAllow"};
+  return kKnown.contains(key);
+}
+
+// A key shown by name in a warning: [A-Za-z_][A-Za-z0-9_-]{0,63}. Any other key is a value
+// the file chose and is only counted.
+bool is_plain_key(std::string_view key) {
+  if (key.empty() || key.size() > 64) return false;
+  if (!(is_ascii_alnum(key.front()) || key.front() == '_') ||
+      (key.front() >= '0' && key.front() <= '9')) {
+    return false;
+  }
+  return std::all_of(key.begin(), key.end(),
+                     [](char c) { return is_ascii_alnum(c) || c == '_' || c == '-'; });
+}
+
+// The unknown keys of one file's server entries, for its one warning.
+class UnknownKeys {
+ public:
+  void add(std::string_view key) {
+    if (!is_plain_key(key)) {
+      ++unnamed_;
+    } else if (seen_.emplace(key).second) {
+      names_.emplace_back(key);
+    }
+  }
+
+  // "config file F: server entries hold keys sluice does not use, ignored: a, b and 2 other
+  // keys"; nullopt when there were none.
+  std::optional<std::string> warning(std::string_view display_file) const {
+    if (names_.empty() && unnamed_ == 0) return std::nullopt;
+    constexpr std::size_t kShown = 8;
+    std::string list;
+    std::size_t shown = std::min(names_.size(), kShown);
+    for (std::size_t i = 0; i < shown; ++i) {
+      if (i > 0) list += ", ";
+      list += names_[i];
+    }
+    std::size_t others = names_.size() - shown + unnamed_;
+    if (others > 0) {
+      if (shown > 0) list += " and ";
+      if (shown > 0) {
+        list += fmt::format("{} other key{}", others, others == 1 ? "" : "s");
+      } else {
+        list += others == 1 ? "an unknown key" : fmt::format("{} unknown keys", others);
+      }
+    }
+    return fmt::format("config file {}: server entries hold keys sluice does not use, ignored: {}",
+                       display_file, list);
+  }
+
+ private:
+  std::unordered_set<std::string> seen_;
+  std::vector<std::string> names_;  // plain names, in the order first found
+  std::size_t unnamed_ = 0;         // keys that are not plain names (not shown)
 };
 
 class FileParser {
@@ -246,6 +320,7 @@ class FileParser {
     const bj::object* obj = root.if_object();
     if (obj == nullptr) return wrong_type({"$"}, "an object", root);
     ConfigFile out;
+    UnknownKeys unknown;
     if (const bj::value* servers = obj->if_contains("mcpServers")) {
       const bj::object* entries = servers->if_object();
       if (entries == nullptr) return wrong_type({"$.mcpServers"}, "an object", *servers);
@@ -257,8 +332,9 @@ class FileParser {
           return problem(at, fmt::format("invalid server name ({})", describe_name(name)),
                          kNameRule);
         }
-        core::Result<ServerConfig> server = parse_server(name, kv.value(), at);
+        core::Result<ServerConfig> server = parse_server(name, kv.value(), at, unknown);
         if (!server) return server.error();
+        if (kv.value().as_object().contains("sluice")) out.has_operator_settings = true;
         out.servers.push_back(std::move(*server));
       }
     }
@@ -271,6 +347,10 @@ class FileParser {
       core::Result<FilePolicy> policy = parse_gateway_policy(*settings);
       if (!policy) return policy.error();
       out.policy = *policy;
+      out.has_operator_settings = true;
+    }
+    if (std::optional<std::string> w = unknown.warning(display_file_)) {
+      out.warnings.push_back(std::move(*w));
     }
     return out;
   }
@@ -281,6 +361,7 @@ class FileParser {
     const bj::array* arr = v.if_array();
     if (arr == nullptr) return wrong_type(at, "an array of server names", v);
     std::vector<std::string> names;
+    std::unordered_set<std::string_view> seen;  // views of the array's own strings
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const bj::string* s = (*arr)[i].if_string();
       if (s == nullptr) return wrong_type(at.index(i), "a server name", (*arr)[i]);
@@ -290,7 +371,7 @@ class FileParser {
                        fmt::format("invalid server name ({})", core::describe_value((*arr)[i])),
                        kNameRule);
       }
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+      if (seen.insert(name).second) names.emplace_back(name);
     }
     return names;
   }
@@ -311,6 +392,11 @@ class FileParser {
     reader.millis("drainMs", kDrainMsRange, out.drain_bound);
     reader.flag("forbidForce", out.forbid_force);
     reader.flag("failClosedWhenStale", out.fail_closed_when_stale);
+    reader.count("writesPerServer", kBudgetRange, out.writes_per_server);
+    reader.count("startConcurrency", kStartConcurrencyRange, out.start_concurrency);
+    reader.millis("callTimeoutMs", kCallTimeoutMsRange, out.call_timeout);
+    reader.millis("maxCallMs", kCallTimeoutMsRange, out.max_call);
+    reader.flag("allowUnvalidatedTools", out.allow_unvalidated_tools);
     if (reader.error()) return *reader.error();
     return out;
   }
@@ -325,6 +411,11 @@ class FileParser {
       core::Result<std::uint64_t> n = read_integer(*budget, at.key("budget"), kBudgetRange);
       if (!n) return n.error();
       out.budget = static_cast<std::size_t>(*n);
+    }
+    if (const bj::value* writes = settings->if_contains("writes")) {
+      core::Result<std::uint64_t> n = read_integer(*writes, at.key("writes"), kBudgetRange);
+      if (!n) return n.error();
+      out.writes = static_cast<std::size_t>(*n);
     }
     if (const bj::value* tools = settings->if_contains("tools")) {
       Where where = at.key("tools");
@@ -341,9 +432,13 @@ class FileParser {
   }
 
   core::Result<ServerConfig> parse_server(std::string_view name, const bj::value& v,
-                                          const Where& at) const {
+                                          const Where& at, UnknownKeys& unknown) const {
     const bj::object* entry = v.if_object();
     if (entry == nullptr) return wrong_type(at, "an object", v);
+    for (const auto& kv : *entry) {
+      std::string_view key(kv.key().data(), kv.key().size());
+      if (!is_known_entry_key(key)) unknown.add(key);
+    }
     std::string type;
     if (const bj::value* t = entry->if_contains("type")) {
       const bj::string* s = t->if_string();
@@ -382,7 +477,20 @@ class FileParser {
       if (!policy) return policy.error();
       server.policy = std::move(*policy);
     }
+    if (const bj::value* timeout = entry->if_contains("timeoutMs")) {
+      core::Result<std::uint64_t> n =
+          read_integer(*timeout, at.key("timeoutMs"), kCallTimeoutMsRange);
+      if (!n) return n.error();
+      server.timeout = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(*n));
+    }
+    if (const bj::value* disabled = entry->if_contains("disabled")) {
+      const bool* b = disabled->if_bool();
+      if (b == nullptr) return wrong_type(at.key("disabled"), "a boolean", *disabled);
+      server.disabled = *b;
+    }
     expander.finish(server, display_file_);
+    // A server that never starts needs no word about its variables.
+    if (server.disabled) server.warnings.clear();
     return server;
   }
 
@@ -452,6 +560,7 @@ class FileParser {
       Where where = at.key("headers");
       const bj::object* fields = headers->if_object();
       if (fields == nullptr) return wrong_type(where, "an object of strings", *headers);
+      std::unordered_set<std::string> lowered;  // the names so far, ASCII lower case
       for (const auto& kv : *fields) {
         std::string_view name(kv.key().data(), kv.key().size());
         if (!is_header_name(name)) {
@@ -459,8 +568,7 @@ class FileParser {
                          fmt::format("invalid header name ({})", describe_name(name)),
                          "expected HTTP token characters");
         }
-        auto same = [&](const auto& h) { return iequals(h.first, name); };
-        if (std::any_of(out.headers.begin(), out.headers.end(), same)) {
+        if (!lowered.insert(ascii_lower(name)).second) {
           return problem(where.key("entry"), "duplicate header name (names ignore case)");
         }
         core::Result<std::string_view> value =

@@ -7,7 +7,8 @@
 // unknown key. A file is rejected for invalid JSON (syntax, duplicate key, nesting deeper
 // than 64), a wrong type anywhere in the format, an integer outside its range (the "sluice"
 // admission settings), an invalid server name, a bad header or variable name, or a control
-// character where none may appear. Unknown keys are ignored.
+// character where none may appear. Unknown keys are ignored; those of server entries are
+// also reported, in one value-free warning per file (ConfigFile::warnings).
 // Interpolation problems (an unset variable) never reject a file: they become
 // ServerConfig::missing_variables and ServerConfig::warnings. A leading UTF-8 byte order mark
 // is skipped.
@@ -43,6 +44,11 @@ struct FilePolicy {
   std::optional<std::chrono::milliseconds> drain_bound;    // "drainMs"
   std::optional<bool> forbid_force;                        // "forbidForce"
   std::optional<bool> fail_closed_when_stale;              // "failClosedWhenStale"
+  std::optional<std::size_t> writes_per_server;            // "writesPerServer"
+  std::optional<std::size_t> start_concurrency;            // "startConcurrency"
+  std::optional<std::chrono::milliseconds> call_timeout;   // "callTimeoutMs"
+  std::optional<std::chrono::milliseconds> max_call;       // "maxCallMs"
+  std::optional<bool> allow_unvalidated_tools;             // "allowUnvalidatedTools"
 };
 
 // The servers, auto-start names and gateway settings of one accepted file. Each server's
@@ -52,6 +58,13 @@ struct ConfigFile {
   std::vector<ServerConfig> servers;    // in file order
   std::vector<std::string> auto_start;  // in file order, unique
   FilePolicy policy;                    // from the top-level "sluice" object
+  // True when the file holds a "sluice" object, at the top level or in a server entry
+  // (operator settings: discover() takes them only from user-level files).
+  bool has_operator_settings = false;
+  // Display-safe, value-free lines about an accepted file, naming it: at most one, for the
+  // keys of its server entries that sluice does not know (by name when the name is a plain
+  // identifier).
+  std::vector<std::string> warnings;
 };
 
 // Parses `text` as the content of `file`, which must be absolute: relative `command` paths

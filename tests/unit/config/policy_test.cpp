@@ -315,8 +315,8 @@ TEST_F(PolicyDiscovery, OneFileSetsEveryKey) {
 }
 
 TEST_F(PolicyDiscovery, EachKeyTakesTheFirstFileThatSetsIt) {
-  // Project file first, then the --config file. Each sets some keys; some keys both set.
-  write(project() / ".mcp.json", R"({"sluice": {
+  // ~/.mcp.json first, then the --config file. Each sets some keys; some keys both set.
+  write(home() / ".mcp.json", R"({"sluice": {
       "readBudget": 2, "queueSize": 10, "forbidForce": true, "abandonMs": 5000}})");
   write(extra("late.json"), R"({"sluice": {
       "readBudget": 99, "mutatingBudget": 7, "queueSize": 500, "clientCap": 5,
@@ -328,10 +328,10 @@ TEST_F(PolicyDiscovery, EachKeyTakesTheFirstFileThatSetsIt) {
 
   EXPECT_THAT(config.warnings, IsEmpty());
   const GatewayPolicy& p = config.policy;
-  EXPECT_EQ(p.read_budget, 2u);                     // both: the project file's
-  EXPECT_EQ(p.queue_size, 10u);                     // both: the project file's
-  EXPECT_TRUE(p.forbid_force);                      // both: the project file's
-  EXPECT_EQ(p.abandon_bound, milliseconds(5000));   // project only
+  EXPECT_EQ(p.read_budget, 2u);                     // both: the user file's
+  EXPECT_EQ(p.queue_size, 10u);                     // both: the user file's
+  EXPECT_TRUE(p.forbid_force);                      // both: the user file's
+  EXPECT_EQ(p.abandon_bound, milliseconds(5000));   // user file only
   EXPECT_EQ(p.mutating_budget, 7u);                 // --config only
   EXPECT_EQ(p.client_cap, 5u);                      // --config only
   EXPECT_EQ(p.drain_bound, milliseconds(0));        // --config only
@@ -340,7 +340,7 @@ TEST_F(PolicyDiscovery, EachKeyTakesTheFirstFileThatSetsIt) {
 }
 
 TEST_F(PolicyDiscovery, FalseInAnEarlierFileWinsOverTrueInALaterOne) {
-  write(project() / ".mcp.json", R"({"sluice": {"failClosedWhenStale": false}})");
+  write(home() / ".mcp.json", R"({"sluice": {"failClosedWhenStale": false}})");
   write(extra("late.json"), R"({"sluice": {"failClosedWhenStale": true, "forbidForce": true}})");
   DiscoveryOptions o = options();
   o.explicit_configs = {extra("late.json")};
@@ -377,8 +377,8 @@ TEST_F(PolicyDiscovery, ALeftOutFileContributesNoSettings) {
 }
 
 TEST_F(PolicyDiscovery, ServerPolicyComesWithTheWinningDefinition) {
-  write(project() / ".mcp.json", R"({"mcpServers": {
-      "gh": {"command": "from-project", "sluice": {"budget": 2, "tools": {"push": 1}}},
+  write(home() / ".mcp.json", R"({"mcpServers": {
+      "gh": {"command": "from-home", "sluice": {"budget": 2, "tools": {"push": 1}}},
       "plain": {"command": "p"}}})");
   write(extra("late.json"), R"({"mcpServers": {
       "gh": {"command": "from-config", "sluice": {"budget": 9, "tools": {"read": 9}}},
@@ -421,8 +421,8 @@ class BadPolicyFile : public PolicyDiscovery, public ::testing::WithParamInterfa
 
 TEST_P(BadPolicyFile, IsLeftOutWithOneWarningAndOthersAreServed) {
   const BadCase& c = GetParam();
-  write(project() / ".mcp.json", R"({"mcpServers": {"good": {"command": "g"}},
-                                     "sluice": {"drainMs": 5}})");
+  write(home() / ".mcp.json", R"({"mcpServers": {"good": {"command": "g"}},
+                                  "sluice": {"drainMs": 5}})");
   write(extra("bad.json"), with_sentinel(c.text));
   DiscoveryOptions o = options();
   o.explicit_configs = {extra("bad.json")};

@@ -1,0 +1,67 @@
+// Gateway construction and start(): linear in the configuration (issue 9 item 12: a long
+// autoStart list looked each name up with a linear search over the servers), and a disabled
+// server is never started by autoStart (item 9).
+#include "gateway/downstream.hpp"
+#include "gateway/gateway.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace sluice::gateway {
+namespace {
+
+std::shared_ptr<const config::GatewayConfig> disabled_servers(int count) {
+  auto config = std::make_shared<config::GatewayConfig>();
+  config->servers.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    config::ServerConfig server;
+    server.name = "s" + std::to_string(i);
+    server.transport = config::StdioServer{"/nonexistent-dir/srv", {}, {}, {}};
+    server.source_file = "/projects/app/.mcp.json";
+    server.disabled = true;
+    config->servers.push_back(std::move(server));
+    // Reversed, so that a linear search would walk most of the list for each name.
+    config->auto_start.push_back("s" + std::to_string(count - 1 - i));
+  }
+  return config;
+}
+
+TEST(GatewayStartup, ALongAutoStartListOverManyServersStartsInLinearTime) {
+  constexpr int kServers = 100000;
+  auto config = disabled_servers(kServers);
+  boost::asio::io_context io;
+  auto start = std::chrono::steady_clock::now();
+  {
+    Gateway gw(io, config, GatewayOptions{});
+    gw.start();
+    io.run();
+    ASSERT_EQ(gw.downstreams().size(), static_cast<std::size_t>(kServers));
+    EXPECT_EQ(gw.find("s0"), gw.downstreams().front().get());
+    EXPECT_EQ(gw.find("s99999"), gw.downstreams().back().get());
+    EXPECT_EQ(gw.find("s100000"), nullptr);
+    for (const auto& d : gw.downstreams()) {
+      ASSERT_EQ(d->status(), Status::disabled) << d->name();
+      ASSERT_EQ(d->generation(), 0u) << d->name() << " was started";
+    }
+  }
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 5.0) << "construction and start took " << took << " s";
+}
+
+TEST(GatewayStartup, ADisabledServerSaysWhereItIsDisabled) {
+  auto config = disabled_servers(1);
+  boost::asio::io_context io;
+  Gateway gw(io, config, GatewayOptions{});
+  const Downstream& d = *gw.downstreams().front();
+  EXPECT_EQ(to_string(d.status()), "disabled");
+  EXPECT_NE(d.last_error().find("disabled in /projects/app/.mcp.json"), std::string::npos)
+      << d.last_error();
+}
+
+}  // namespace
+}  // namespace sluice::gateway
