@@ -24,9 +24,11 @@ namespace bj = boost::json;
 using mcp::StdioServer;
 using mcp::ToolCallResult;
 
-constexpr std::string_view kTextInput =
-    R"({"type":"object","properties":{"text":{"type":"string","description":"%s"}},)"
-    R"("required":["text"],"additionalProperties":false})";
+// The input schema of a tool that takes one text: kTextInputHead, its description, kTextInputTail.
+constexpr std::string_view kTextInputHead =
+    R"({"type":"object","properties":{"text":{"type":"string","description":")";
+constexpr std::string_view kTextInputTail =
+    R"("}},"required":["text"],"additionalProperties":false})";
 constexpr std::string_view kNoInput =
     R"({"type":"object","properties":{},"additionalProperties":false})";
 constexpr std::string_view kPure =
@@ -34,8 +36,9 @@ constexpr std::string_view kPure =
 constexpr std::string_view kReadOnly = R"({"readOnlyHint":true,"openWorldHint":false})";
 
 std::string text_input(std::string_view description) {
-  std::string schema(kTextInput);
-  schema.replace(schema.find("%s"), 2, description);
+  std::string schema;
+  schema.reserve(kTextInputHead.size() + description.size() + kTextInputTail.size());
+  schema.append(kTextInputHead).append(description).append(kTextInputTail);
   return schema;
 }
 

@@ -8,7 +8,7 @@ namespace {
 
 using enum RestartClass;
 
-constexpr std::array<RestartPath, 14> kRestartPaths{{
+constexpr std::array<RestartPath, 13> kRestartPaths{{
     {"gw_self_reexec", forbidden,
      "sluice never execs or replaces itself: no `exec*` outside `main()` and the spawner's "
      "child branch; a source scan and an `nm -u` symbol check over object files enforce it, "
@@ -42,9 +42,6 @@ constexpr std::array<RestartPath, 14> kRestartPaths{{
      "the child's executable changed since spawn: health reports it with "
      "`restart_server(\"<name>\")` as the next step"},
     {"ds_refresh", sanctioned_narrow_recovery, "re-list a server's tools in process"},
-    {"ds_config_reload", sanctioned_narrow_recovery,
-     "apply a changed config in process: added servers become available, removed ones drain "
-     "then stop, changed commands go through `ds_restart_explicit`"},
     {"kill_by_name", forbidden,
      "sluice never signals a process by name, only processes it spawned or adopted; the one "
      "signal wrapper refuses pid ≤ 1, its own pid and its own group"},
