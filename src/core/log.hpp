@@ -3,8 +3,23 @@
 // Every message passes through display_safe before it is written, so nothing raw from a
 // peer reaches a terminal. Messages must also be value-free (DESIGN.md): build them from
 // names, kinds and sizes, never from rejected values.
+//
+// Never blocks its caller (GATEWAY-INVARIANTS P8): write() formats the line and hands it to
+// spdlog's asynchronous logger, a bounded queue (overrun_oldest) drained by one writer
+// thread. That thread writes to a file description of its own, non-blocking where the kernel
+// allows it (a pipe, a FIFO, a terminal, a socket), and waits at most a short bound for room;
+// a line that cannot be written then is dropped, and once writing resumes one line says how
+// many were dropped (queue overruns included). A client that never reads sluice's stderr,
+// a full disk (ENOSPC) or a FIFO nobody reads cost dropped lines, never a stalled loop.
+// Memory: at most kQueueLines lines of at most kMaxLineBytes each are queued.
+// At exit the writer gets a short bound to finish; a writer stuck in the kernel (a regular
+// file on a hung file system) is left to the process's exit instead of being joined.
+// Threading: write(), level(), dropped() are safe from any thread.
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +28,25 @@ namespace sluice::core::log {
 
 enum class Level { trace = 0, debug = 1, info = 2, warn = 3, error = 4, off = 5 };
 
-// Not thread-safe to call concurrently with write(); configure once at start.
-void configure(Level level, const std::string& file_path);
+inline constexpr std::size_t kQueueLines = 512;
+inline constexpr std::size_t kMaxLineBytes = 64u * 1024u;  // longer messages are truncated
+// How long the writer waits for room before it drops a line (then it stops waiting until a
+// write succeeds again), and at exit for what is queued.
+inline constexpr std::chrono::milliseconds kWriteWait{200};
+inline constexpr std::chrono::milliseconds kExitFlushBound{500};
+
+// Sets the level and, when `file_path` is not empty, appends to that file instead of
+// stderr. Returns an empty string, or why the file cannot be used (no path in it). Call once
+// at start, before other threads log.
+std::string configure(Level level, const std::string& file_path);
 Level level();
 std::optional<Level> parse_level(std::string_view name);
 void write(Level level, std::string_view message);
+// Lines not written since start: queue overruns and lines the sink could not write.
+std::uint64_t dropped();
+// Gives queued lines at most `bound` to be written, then stops the writer; later lines are
+// dropped. Runs at exit by itself.
+void shutdown(std::chrono::milliseconds bound = kExitFlushBound);
 
 template <class... Args>
 void debug(fmt::format_string<Args...> f, Args&&... args) {

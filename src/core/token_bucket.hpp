@@ -1,6 +1,6 @@
 #pragma once
 // A token bucket: `rate` tokens per second, holding at most `burst`, full at the start.
-// Used wherever sluice limits a rate (child stderr lines, HTTP requests per address).
+// Used wherever sluice limits a rate (child stderr lines and bytes, HTTP requests per address).
 // Threading: not synchronised; one owner.
 #include <algorithm>
 #include <chrono>
@@ -15,10 +15,12 @@ class TokenBucket {
       : rate_(rate), burst_(burst), tokens_(burst), last_(now) {}
 
   // Takes one token if there is one.
-  bool take(Clock::time_point now = Clock::now()) {
+  bool take(Clock::time_point now = Clock::now()) { return take(1, now); }
+  // Takes `tokens` tokens if there are that many (a byte budget takes a line's size).
+  bool take(double tokens, Clock::time_point now = Clock::now()) {
     refill(now);
-    if (tokens_ < 1) return false;
-    tokens_ -= 1;
+    if (tokens_ < tokens) return false;
+    tokens_ -= tokens;
     return true;
   }
   // Whether it has refilled completely by `now` (then it is no different from a new one).

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,7 +93,7 @@ std::string fixture_entry(const std::string& marker, const std::vector<std::stri
 }
 
 Sluice::Sluice(const std::vector<std::string>& args, const std::filesystem::path& home,
-               const std::filesystem::path& cwd, const std::string& binary) {
+               const std::filesystem::path& cwd, const std::string& binary, bool read_stderr) {
   int in[2], out[2], err[2];
   if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC)) {
     throw std::runtime_error("pipe failed");
@@ -126,6 +127,11 @@ Sluice::Sluice(const std::vector<std::string>& args, const std::filesystem::path
   in_ = in[1];
   out_ = out[0];
   err_ = err[0];
+  if (read_stderr) read_stderr_now();
+}
+
+void Sluice::read_stderr_now() {
+  if (err_thread_.joinable()) return;
   err_thread_ = std::thread([this] {
     char buf[65536];
     for (;;) {
@@ -248,6 +254,12 @@ void Sluice::signal(int sig) { ::kill(pid_, sig); }
 std::string Sluice::stderr_text() {
   std::lock_guard lock(err_mu_);
   return err_text_;
+}
+
+std::size_t Sluice::stderr_unread_bytes() const {
+  int n = 0;
+  if (::ioctl(err_, FIONREAD, &n) != 0) return 0;
+  return static_cast<std::size_t>(n);
 }
 
 bool is_error(const bj::value& result) {

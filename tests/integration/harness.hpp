@@ -45,8 +45,11 @@ std::string fixture_entry(const std::string& marker, const std::vector<std::stri
 class Sluice {
  public:
   // Starts `sluice <args...>` with HOME set to `home` and cwd `cwd`.
+  // With `read_stderr` false, sluice's stderr is a pipe nobody reads (as a client may leave
+  // it, the MCP specification allows it) until read_stderr_now().
   Sluice(const std::vector<std::string>& args, const std::filesystem::path& home,
-         const std::filesystem::path& cwd, const std::string& binary = SLUICE_BINARY);
+         const std::filesystem::path& cwd, const std::string& binary = SLUICE_BINARY,
+         bool read_stderr = true);
   ~Sluice();
 
   void send(const std::string& line);
@@ -70,6 +73,10 @@ class Sluice {
   void signal(int sig);
   pid_t pid() const { return pid_; }
   std::string stderr_text();
+  // Bytes written to an unread stderr pipe and not read yet.
+  std::size_t stderr_unread_bytes() const;
+  // Starts reading an unread stderr from now on (stderr_text() collects it).
+  void read_stderr_now();
   // Waits for the stderr reader to see EOF (after exit).
   void join_stderr();
   const std::vector<std::string>& notifications() const { return notifications_; }
