@@ -19,14 +19,8 @@ void BM_AdmitAndReleaseOneCall(benchmark::State& state) {
         io,
         [&]() -> boost::asio::awaitable<void> {
           gateway::Permit permit;
-          if (co_await tool.acquire(std::chrono::seconds(30), nullptr) ==
-              gateway::Budget::Outcome::granted) {
-            permit.add(tool);
-          }
-          if (co_await client.acquire(std::chrono::seconds(30), nullptr) ==
-              gateway::Budget::Outcome::granted) {
-            permit.add(client);
-          }
+          co_await tool.acquire(std::chrono::seconds(30), nullptr, permit);
+          co_await client.acquire(std::chrono::seconds(30), nullptr, permit);
         },
         boost::asio::detached);
     io.run();

@@ -57,6 +57,11 @@ class LineSplitter {
   }
 
   std::size_t buffered_bytes() const { return buffer_.size(); }
+  // The line being received (not ended yet) is already over the cap: what was kept of it
+  // and its size so far. A reader that will not wait for such a line to end stops here.
+  bool overflowing() const { return over_; }
+  std::string_view kept() const { return buffer_; }
+  std::size_t pending_bytes() const { return pending_; }
 
  private:
   void append(std::string_view part) {

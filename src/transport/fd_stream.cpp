@@ -1,9 +1,8 @@
 #include "transport/fd_stream.hpp"
 
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -29,16 +28,18 @@ bool pollable(int fd) {
 }  // namespace
 
 std::shared_ptr<FdStream> FdStream::create(asio::io_context& io, int in_fd, int out_fd,
-                                           const core::Limits& limits) {
-  return std::shared_ptr<FdStream>(new FdStream(io, in_fd, out_fd, limits));
+                                           const core::Limits& limits, OverlongLine overlong) {
+  return std::shared_ptr<FdStream>(new FdStream(io, in_fd, out_fd, limits, overlong));
 }
 
-FdStream::FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits)
+FdStream::FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits,
+                   OverlongLine overlong)
     : io_(io),
       limits_(limits),
       input_(io),
       output_(io),
-      splitter_(limits.max_message_bytes, kFrameHeadKept) {
+      splitter_(limits.max_message_bytes, kFrameHeadKept),
+      overlong_(overlong) {
   if (in_fd >= 0) {
     if (pollable(in_fd)) {
       input_.assign(in_fd);
@@ -56,16 +57,21 @@ FdStream::~FdStream() {
 void FdStream::start(std::shared_ptr<mcp::Session> session, std::function<void()> on_closed) {
   session_ = std::move(session);
   on_closed_ = std::move(on_closed);
-  asio::co_spawn(io_, read_loop(), asio::detached);
+  // Should the loop die of an exception, the stream ends as it would at EOF (the session
+  // fails its pending requests, the owner is told), instead of going silent.
+  core::spawn(io_, read_loop(), "a stream's reader",
+              [self = shared_from_this()] { self->finish(true); });
 }
 
 asio::awaitable<void> FdStream::read_loop() {
   auto self = shared_from_this();
   std::array<char, 65536> buf;
-  auto deliver = [this](const core::Line& line) {
-    if (!session_) return;
+  const bool end_at_limit = overlong_ == OverlongLine::end_stream;
+  auto deliver = [this, end_at_limit](const core::Line& line) {
+    if (!session_ || violation_) return;  // nothing after a violation is taken
     if (line.truncated) {
       session_->on_oversized_frame(line.text, line.total_bytes);
+      violation_ = end_at_limit;
     } else {
       session_->on_frame(std::string(line.text));
     }
@@ -84,6 +90,16 @@ asio::awaitable<void> FdStream::read_loop() {
       if (ec) break;
     }
     splitter_.feed(std::string_view(buf.data(), n), deliver);
+    if (end_at_limit && !violation_ && splitter_.overflowing()) {
+      // Past the limit with no end in sight: the peer is not waited for (its line may never
+      // end). The answer it belongs to, when its id is in the head, fails as too large.
+      violation_ = true;
+      if (session_) session_->on_oversized_frame(splitter_.kept(), splitter_.pending_bytes());
+    }
+    if (violation_) {
+      finish(false);  // the input stays open and unread until close()
+      co_return;
+    }
     if (raw_in_fd_ >= 0) co_await asio::post(io_, asio::use_awaitable);  // stay fair
   }
   splitter_.finish(deliver);

@@ -1,9 +1,11 @@
 #pragma once
 // Newline-delimited JSON-RPC over a pair of file descriptors: the client's stdin/stdout, or
-// a child's stdout/stdin pipes. Reads are bounded by the message limit while reading (an
-// over-long line is dropped as it arrives and reported by size); writes are queued whole and
-// coalesced, so two messages never interleave, and a peer that stops reading is cut off
-// when the queue passes its cap.
+// a child's stdout/stdin pipes. Reads are bounded by the message limit while reading; a line
+// over it is handled per OverlongLine: dropped as it arrives and reported by size when it
+// ends (the client: its connection survives), or a protocol violation (a downstream: the
+// stream stops reading at the limit, without waiting for an end that may never come, and
+// ends as closed). Writes are queued whole and coalesced, so two messages never interleave,
+// and a peer that stops reading is cut off when the queue passes its cap.
 //
 // Threading: the owning io_context thread only. Ownership: holds both fds (closed on
 // close() or destruction); created by shared_ptr because its read loop keeps it alive.
@@ -21,12 +23,19 @@ namespace sluice::transport {
 
 namespace asio = boost::asio;
 
+// What a line over the message limit does to the stream.
+enum class OverlongLine {
+  refuse,        // dropped as it arrives; the session is told its head and size at its end
+  end_stream,    // at the limit: the session is told its head, reading stops, the stream ends
+};
+
 class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStream> {
  public:
   // Takes ownership of both fds (they may be the same number only for distinct purposes:
   // in_fd is read, out_fd is written).
   static std::shared_ptr<FdStream> create(asio::io_context& io, int in_fd, int out_fd,
-                                          const core::Limits& limits);
+                                          const core::Limits& limits,
+                                          OverlongLine overlong = OverlongLine::refuse);
   ~FdStream() override;
 
   // Starts reading; every frame goes to the session; at EOF or error the session is told
@@ -40,10 +49,15 @@ class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStrea
   void close();
 
   bool output_open() const { return output_.is_open(); }
+  // With OverlongLine::end_stream: the stream ended because a line passed the limit. The
+  // input fd stays open (unread) until close(), so the peer blocks instead of dying of
+  // SIGPIPE before its owner ends it.
+  bool protocol_violation() const { return violation_; }
   std::size_t queued_bytes() const { return queued_.size() + writing_.size(); }
 
  private:
-  FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits);
+  FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits,
+           OverlongLine overlong);
   asio::awaitable<void> read_loop();
   void start_write();
   void finish(bool error);
@@ -54,6 +68,8 @@ class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStrea
   asio::posix::stream_descriptor output_;
   int raw_in_fd_ = -1;  // set when input is a regular file (not pollable): read directly
   core::LineSplitter splitter_;
+  OverlongLine overlong_;
+  bool violation_ = false;
   std::shared_ptr<mcp::Session> session_;
   std::function<void()> on_closed_;
   std::string queued_;

@@ -1,0 +1,150 @@
+// Budget and Permit (GATEWAY-INVARIANTS §2, C3): a slot is given back exactly once, by the
+// Permit that holds it; a release of a slot that is not held cannot be written, and if the
+// Budget is driven into one anyway it asserts (debug, sanitizer builds) or counts it
+// (release builds) without letting available slots exceed the budget.
+#include "gateway/admission.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <type_traits>
+
+namespace sluice::gateway {
+
+// Reaches the private release() the way a bug inside admission would.
+struct BudgetTestAccess {
+  static void release(Budget& budget) { budget.release(); }
+};
+
+namespace {
+using namespace std::chrono_literals;
+
+// Only a Permit can give a slot back, and only acquire() can put one in it.
+template <class B>
+concept CanReleaseDirectly = requires(B& b) { b.release(); };
+template <class P>
+concept CanAddASlot = requires(P& p, Budget& b) { p.add(b); };
+static_assert(!CanReleaseDirectly<Budget>);
+static_assert(!CanAddASlot<Permit>);
+static_assert(!std::is_copy_constructible_v<Permit>);
+static_assert(!std::is_copy_assignable_v<Permit>);
+static_assert(std::is_nothrow_move_constructible_v<Permit>);
+static_assert(std::is_nothrow_move_assignable_v<Permit>);
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  // Acquires one slot of `budget` into `permit`; the outcome once the loop settles.
+  std::shared_ptr<std::optional<Budget::Outcome>> acquire(Budget& budget, Permit& permit,
+                                                          std::chrono::milliseconds wait = 5s) {
+    auto outcome = std::make_shared<std::optional<Budget::Outcome>>();
+    boost::asio::co_spawn(io_, budget.acquire(wait, nullptr, permit),
+                          [outcome](std::exception_ptr e, Budget::Outcome o) {
+                            if (!e) *outcome = o;
+                          });
+    settle();
+    return outcome;
+  }
+  void settle() {
+    io_.restart();
+    io_.poll();
+  }
+  boost::asio::io_context io_;
+};
+
+TEST_F(AdmissionTest, AGrantedSlotLivesInThePermitAndIsGivenBackOnce) {
+  Budget budget(io_, 2, 8);
+  Permit a, b;
+  ASSERT_EQ(*acquire(budget, a), Budget::Outcome::granted);
+  ASSERT_EQ(*acquire(budget, b), Budget::Outcome::granted);
+  EXPECT_EQ(a.slots(), 1u);
+  EXPECT_EQ(budget.held(), 2u);
+  const auto before = Budget::over_releases();
+  a.release();
+  a.release();  // nothing left to give: b's slot stays held
+  EXPECT_EQ(budget.held(), 1u);
+  EXPECT_EQ(budget.available(), 1u);
+  EXPECT_EQ(Budget::over_releases(), before);
+}
+
+TEST_F(AdmissionTest, AMovedPermitTakesItsSlotAlongAndTheMovedFromOneHoldsNothing) {
+  Budget budget(io_, 1, 8);
+  const auto before = Budget::over_releases();
+  {
+    Permit moved;
+    {
+      Permit original;
+      ASSERT_EQ(*acquire(budget, original), Budget::Outcome::granted);
+      moved = std::move(original);
+      EXPECT_TRUE(original.empty());  // NOLINT(bugprone-use-after-move): the contract
+    }
+    EXPECT_EQ(budget.held(), 1u) << "destroying the moved-from permit released nothing";
+    Permit again(std::move(moved));
+    EXPECT_EQ(budget.held(), 1u);
+  }
+  EXPECT_EQ(budget.held(), 0u);
+  EXPECT_EQ(Budget::over_releases(), before);
+}
+
+TEST_F(AdmissionTest, AReleasedSlotPassesToTheFirstWaiterInsideItsPermit) {
+  Budget budget(io_, 1, 8);
+  Permit first, second;
+  ASSERT_EQ(*acquire(budget, first), Budget::Outcome::granted);
+  auto waiting = acquire(budget, second);
+  EXPECT_FALSE(waiting->has_value());
+  EXPECT_EQ(budget.queued(), 1u);
+  first.release();
+  settle();
+  ASSERT_TRUE(waiting->has_value());
+  EXPECT_EQ(**waiting, Budget::Outcome::granted);
+  EXPECT_EQ(second.slots(), 1u);
+  EXPECT_EQ(budget.held(), 1u);
+  second.release();
+  EXPECT_EQ(budget.held(), 0u);
+}
+
+TEST_F(AdmissionTest, ARefusedAcquireLeavesThePermitEmpty) {
+  Budget budget(io_, 1, 0);  // no queue
+  Permit holder, refused;
+  ASSERT_EQ(*acquire(budget, holder), Budget::Outcome::granted);
+  EXPECT_EQ(*acquire(budget, refused), Budget::Outcome::overflow);
+  EXPECT_TRUE(refused.empty());
+  refused.release();
+  EXPECT_EQ(budget.held(), 1u);
+}
+
+#ifdef NDEBUG
+TEST_F(AdmissionTest, InAReleaseBuildAReleaseOfASlotNotHeldIsCountedAndChangesNothing) {
+  Budget budget(io_, 2, 8);
+  Permit p;
+  ASSERT_EQ(*acquire(budget, p), Budget::Outcome::granted);
+  p.release();
+  const auto before = Budget::over_releases();
+  BudgetTestAccess::release(budget);  // the bug: a second release of the same slot
+  EXPECT_EQ(Budget::over_releases(), before + 1);
+  EXPECT_EQ(budget.held(), 0u);
+  EXPECT_EQ(budget.available(), budget.capacity()) << "never more than the budget";
+  // The budget still admits exactly its capacity.
+  Permit a, b, c;
+  EXPECT_EQ(*acquire(budget, a), Budget::Outcome::granted);
+  EXPECT_EQ(*acquire(budget, b), Budget::Outcome::granted);
+  EXPECT_FALSE(acquire(budget, c, 10s)->has_value()) << "the third call waits";
+  EXPECT_EQ(budget.held(), 2u);
+  a.release();
+  settle();
+  EXPECT_EQ(c.slots(), 1u);
+}
+#else
+TEST_F(AdmissionTest, InADebugBuildAReleaseOfASlotNotHeldAsserts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Budget budget(io_, 2, 8);
+  EXPECT_DEATH(BudgetTestAccess::release(budget), "released that was not held");
+}
+#endif
+
+}  // namespace
+}  // namespace sluice::gateway
