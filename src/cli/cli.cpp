@@ -2,6 +2,7 @@
 
 #include "cli/demo_server.hpp"
 #include "cli/serve.hpp"
+#include "cli/usage.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -47,6 +48,16 @@ void add_common(CLI::App& app, CommonOptions& o) {
              "How long a downstream may take to answer initialize");
   add_millis(app, "--restart-backoff-ms", o.limits.restart_backoff_initial,
              "First delay before restarting a downstream that exited (doubles each time)");
+  app.add_option("--call-timeout-ms", o.call_timeout_ms,
+                 "Default call timeout, restarted by each progress notification (else "
+                 "sluice.callTimeoutMs, 60000; a server's timeoutMs wins)")
+      ->check(CLI::Range(std::int64_t{1000}, std::int64_t{86400000}));
+  app.add_option("--max-call-ms", o.max_call_ms,
+                 "Ceiling of any call, progress or not (else sluice.maxCallMs, 600000)")
+      ->check(CLI::Range(std::int64_t{1000}, std::int64_t{86400000}));
+  app.add_option("--start-concurrency", o.start_concurrency,
+                 "Servers started at once (else sluice.startConcurrency, 8)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}));
   app.add_option("--max-auto-restarts", o.limits.max_auto_restarts,
                  "Restarts in a row before a downstream that keeps exiting is left failed")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1000}))
@@ -66,11 +77,9 @@ int run(int argc, char** argv) {
   CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
   app.set_version_flag("--version", std::string("sluice ") + kVersion);
   app.require_subcommand(0, 1);
-  // Usage errors name the problem, never the rejected text (DESIGN.md: never echo a value).
-  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-    return "sluice: invalid command line (" + e.get_name() + "); see `" + a->get_name() +
-           " --help`\n";
-  });
+  // Arguments nobody takes are kept, not turned into an error text that repeats them: the
+  // usage error names them only when they are plain names (usage.hpp). Commands inherit this.
+  app.allow_extras();
 
   CommonOptions common;
   add_common(app, common);
@@ -78,7 +87,7 @@ int run(int argc, char** argv) {
   app.add_option("--expose", expose,
                  "What the client sees: meta (the gateway.* meta-tools), all (every downstream "
                  "tool as server__tool), or meta,all")
-      ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}))
+      ->check(one_of({"meta", "all", "meta,all", "all,meta"}))
       ->capture_default_str();
 
   bool passthrough = false;
@@ -89,13 +98,13 @@ int run(int argc, char** argv) {
   auto* serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
   add_common(*serve, serve_opts);
   serve->add_option("--expose", expose, "What the client sees: meta, all, or meta,all")
-      ->check(CLI::IsMember({"meta", "all", "meta,all", "all,meta"}));
+      ->check(one_of({"meta", "all", "meta,all", "all,meta"}));
   serve->add_flag("--passthrough", passthrough,
                   "With --expose all and exactly one server: show its names without a prefix");
   std::string transport = "stdio";
   HttpCliOptions http;
   serve->add_option("--transport", transport, "stdio, or http (Streamable HTTP on --host:--port)")
-      ->check(CLI::IsMember({"stdio", "http"}))
+      ->check(one_of({"stdio", "http"}))
       ->capture_default_str();
   serve->add_option("--host", http.host, "HTTP: the address to listen on")->capture_default_str();
   serve->add_option("--port", http.port, "HTTP: the port (0: any free one)")
@@ -137,21 +146,36 @@ int run(int argc, char** argv) {
                     "HTTP: time a request has to send its body")
       ->check(CLI::Range(std::int64_t{50}, std::int64_t{600000}))
       ->capture_default_str();
-
-  CommonOptions call_opts;
-  std::string tool_id, args = "{}";
-  bool call_json = false;
-  int timeout_ms = 60000;
-  auto* call = app.add_subcommand("call", "Call one tool through the gateway and print its result");
-  add_common(*call, call_opts);
-  call->add_option("tool_id", tool_id, "SERVER::TOOL")->required();
-  call->add_option("--args", args, "Arguments as a JSON object")->capture_default_str();
-  call->add_flag("--json", call_json, "Print the raw MCP result (byte-exact JSON)");
-  call->add_option("--timeout-ms", timeout_ms, "Call timeout")
-      ->check(CLI::Range(1000, 600000))
+  serve->add_option("--http-max-connections", serve_opts.limits.http_max_connections,
+                    "HTTP: open connections at most (one more is answered 503)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+  serve->add_option("--http-max-incomplete-per-address",
+                    serve_opts.limits.http_max_incomplete_per_address,
+                    "HTTP: connections from one client address without a complete request yet "
+                    "(new, sending, or kept alive between requests) at most")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
 
+  // The one-shot commands log warnings only unless --log-level says otherwise: their output
+  // is the answer, not the gateway's progress.
+  CommonOptions call_opts;
+  call_opts.log_level = "warn";
+  std::string tool_id, args = "{}";
+  bool call_json = false;
+  int timeout_ms = 0;
+  auto* call = app.add_subcommand("call", "Call one tool through the gateway and print its result");
+  add_common(*call, call_opts);
+  call->add_option("tool_id", tool_id, "The tool to call")->required()->type_name("SERVER::TOOL");
+  call->add_option("--args", args, "Arguments as a JSON object")->capture_default_str();
+  call->add_flag("--json", call_json, "Print the raw MCP result (byte-exact JSON)");
+  call->add_option("--timeout-ms", timeout_ms,
+                   "Call timeout (default: the server's timeoutMs, else the default call "
+                   "timeout)")
+      ->check(CLI::Range(1000, 86400000));
+
   CommonOptions servers_opts;
+  servers_opts.log_level = "warn";
   bool servers_json = false, probe = false;
   auto* servers = app.add_subcommand("servers", "List configured servers, their source and status");
   add_common(*servers, servers_opts);
@@ -165,7 +189,19 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return usage_error(parse_problem(app, e));
+  }
+  if (UsageProblem unclaimed = unclaimed_argument(app); !unclaimed.problem.empty()) {
+    return usage_error(unclaimed);
+  }
+  // The options whose help starts with "HTTP:" mean nothing to the stdio front end.
+  if (*serve && transport != "http") {
+    for (const CLI::Option* option : serve->get_options()) {
+      if (option->count() > 0 && option->get_description().starts_with("HTTP:")) {
+        return usage_error({option->get_name() + " applies only with --transport http", serve});
+      }
+    }
   }
 
   if (*call) return call_tool(call_opts, tool_id, args, call_json, timeout_ms);

@@ -1,12 +1,12 @@
 // `sluice call` and `sluice servers`: a gateway in this process, no client session.
 #include "cli/serve.hpp"
+#include "cli/shutdown.hpp"
 #include "core/describe.hpp"
 #include "core/json.hpp"
+#include "core/spawn.hpp"
 #include "gateway/gateway.hpp"
 #include "process/child.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -73,13 +73,20 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
   gateway::GatewayOptions gw_options;
   gw_options.limits = options.limits;
   gateway::Gateway gw(io, load_config(options), gw_options);
+  // P9: a signal cancels the call (the cancel is forwarded), then the children are torn
+  // down as `serve` tears them down, with no drain (the operator asked to stop), and the
+  // exit code is 128+n. The call's own end takes the same path.
+  mcp::CancelSignal cancel;
+  OrderlyShutdown shutdown(io, gw, std::chrono::milliseconds(0), [&] { cancel.cancel(); }, [] {});
   gw.start();
   int exit_code = 0;
-  asio::co_spawn(
+  core::spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        auto outcome = co_await gw.invoke(tool_id, args, std::chrono::milliseconds(timeout_ms),
-                                          nullptr, "", {});
+        std::optional<std::chrono::milliseconds> timeout;
+        if (timeout_ms > 0) timeout = std::chrono::milliseconds(timeout_ms);
+        auto outcome = co_await gw.invoke(tool_id, args, timeout, &cancel, "", {});
+        if (shutdown.stopping()) co_return;  // a signal: nothing is printed
         if (json_output) {
           std::string line = outcome.result_json + "\n";
           std::fwrite(line.data(), 1, line.size(), stdout);
@@ -91,12 +98,15 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
         } else {
           exit_code = print_result(outcome.result_json) ? 1 : 0;
         }
-        co_await gw.shutdown();
-        process::kill_adopted_orphans({});
+        shutdown.stop("the call ended");
       },
-      asio::detached);
+      "sluice call", [&] {
+        exit_code = core::kInternalErrorExit;
+        shutdown.stop("the call failed");
+      });
   io.run();
   std::fflush(stdout);
+  if (shutdown.signal_number() != 0) return 128 + shutdown.signal_number();
   return exit_code;
 }
 
@@ -110,20 +120,26 @@ int list_servers(const CommonOptions& options, bool json_output, bool probe) {
   gateway::GatewayOptions gw_options;
   gw_options.limits = options.limits;
   gateway::Gateway gw(io, config, gw_options);
+  // P9, as for `call`: a signal tears the probed servers down, then exit 128+n.
+  OrderlyShutdown shutdown(io, gw, std::chrono::milliseconds(0), [] {}, [] {});
   bj::array rows;
-  asio::co_spawn(
+  core::spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        if (probe) {
-          for (const auto& d : gw.downstreams()) co_await d->ensure_started();
+        for (const auto& d : gw.downstreams()) {
+          if (!probe || shutdown.stopping()) break;
+          co_await d->ensure_started();
         }
-        bj::object health = gw.health();
+        if (shutdown.stopping()) co_return;
+        gateway::Gateway::HealthQuery every;
+        every.limit = gw.downstreams().size();
+        bj::object health = gw.health(every);
         rows = health.at("servers").as_array();
-        co_await gw.shutdown();
-        process::kill_adopted_orphans({});
+        shutdown.stop("the listing ended");
       },
-      asio::detached);
+      "sluice servers", [&] { shutdown.stop("the listing failed"); });
   io.run();
+  if (shutdown.signal_number() != 0) return 128 + shutdown.signal_number();
   if (json_output) {
     std::string line = bj::serialize(bj::object{{"servers", rows}}) + "\n";
     std::fwrite(line.data(), 1, line.size(), stdout);

@@ -4,12 +4,11 @@
 #include "cli/serve.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 #include "mcp/session.hpp"
 #include "process/child.hpp"
 #include "transport/fd_stream.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -222,7 +221,7 @@ int run_demo(const std::string& self_path) {
   session->attach(stream.get(), &handler);
   stream->start(session, nullptr);
   int code = 1;
-  asio::co_spawn(
+  core::spawn(
       io,
       [&]() -> asio::awaitable<void> {
         code = co_await tour(session);
@@ -239,8 +238,14 @@ int run_demo(const std::string& self_path) {
         stream->close();
         child_err.close(ec);
       },
-      asio::detached);
-  asio::co_spawn(
+      "the demo tour", [&] {
+        // The loop ends: the child (its stdin closed) is torn down by its owner below.
+        code = 1;
+        stream->close();
+        boost::system::error_code ec;
+        child_err.close(ec);
+      });
+  core::spawn(
       io,
       [&]() -> asio::awaitable<void> {
         // The gateway's own warnings, shown escaped.
@@ -255,7 +260,7 @@ int run_demo(const std::string& self_path) {
                      [](const core::Line& l) { print_err(l.text); });
         }
       },
-      asio::detached);
+      "the demo's stderr reader");
   io.run();
   std::unique_ptr<process::Child> owned = std::move(*child);
   owned->kill_now();  // reaps; SIGKILLs only if it did not exit within the bound

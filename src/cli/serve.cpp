@@ -1,5 +1,6 @@
 #include "cli/serve.hpp"
 
+#include "cli/shutdown.hpp"
 #include "config/discovery.hpp"
 #include "core/display.hpp"
 #include "core/log.hpp"
@@ -7,12 +8,6 @@
 #include "process/child.hpp"
 #include "transport/fd_stream.hpp"
 #include "transport/http_server.hpp"
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -51,7 +46,10 @@ bool setup_logging(const CommonOptions& options) {
     print_err("sluice: --log-level must be one of trace, debug, info, warn, error, off");
     return false;
   }
-  core::log::configure(*level, options.log_file);
+  if (std::string why = core::log::configure(*level, options.log_file); !why.empty()) {
+    print_err("sluice: cannot write the --log-file: " + why);
+    return false;
+  }
   return true;
 }
 
@@ -64,35 +62,34 @@ std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& op
   for (const auto& c : options.configs)
     d.explicit_configs.push_back(std::filesystem::absolute(c, ec));
   d.search = !options.no_discover;
+  d.self = config::own_executable();  // an entry that starts sluice itself is skipped
   d.getenv = [](std::string_view name) -> std::optional<std::string> {
     if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
     return std::nullopt;
   };
-  return std::make_shared<const config::GatewayConfig>(config::discover(d));
+  config::GatewayConfig config = config::discover(d);
+  // Flags win over the files' "sluice" settings.
+  config::GatewayPolicy& policy = config.policy;
+  if (options.call_timeout_ms) {
+    policy.call_timeout = std::chrono::milliseconds(*options.call_timeout_ms);
+  }
+  if (options.max_call_ms) policy.max_call = std::chrono::milliseconds(*options.max_call_ms);
+  if (options.start_concurrency) policy.start_concurrency = *options.start_concurrency;
+  return std::make_shared<const config::GatewayConfig>(std::move(config));
 }
 
 namespace {
 
-// Shutdown signals: SIGTERM, SIGINT, SIGHUP, except one inherited as ignored (nohup).
-void add_shutdown_signals(asio::signal_set& set) {
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-    struct sigaction current {};
-    if (sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
-    set.add(sig);
-  }
-}
-
-// Reaps orphans that reparented to sluice (it is a subreaper) as they exit.
-// Ends once `stopping` is set: a SIGCHLD already queued when the wait is cancelled would
-// otherwise re-arm the wait and keep the loop (and the process) alive.
-asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& gw,
-                                   const bool& stopping) {
-  while (!stopping) {
-    boost::system::error_code ec;
-    co_await sigchld.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (ec || stopping) co_return;
-    process::reap_adopted_orphans(gw.child_pids());
-  }
+// A sluice started by a sluice (its owner token in the environment: every downstream gets
+// one) refuses to serve: a gateway behind a gateway that reads the same configuration would
+// start itself again without end. The token's value is not shown.
+bool started_by_sluice() {
+  if (std::getenv(std::string(process::kOwnerTokenVariable).c_str()) == nullptr) return false;
+  print_err(
+      "sluice: refusing to serve: this sluice was started by another sluice (its "
+      "SLUICE_OWNER variable is set), and a gateway behind itself would start itself again; "
+      "remove the entry that starts sluice from the .mcp.json the outer sluice reads");
+  return true;
 }
 
 // gw_startup_stop: a configuration that cannot be served as asked stops here.
@@ -116,62 +113,10 @@ gateway::GatewayOptions gateway_options(const CommonOptions& options) {
   return o;
 }
 
-// The signals and the orderly shutdown both front ends run (restart path gw_shutdown): at
-// SIGTERM, SIGINT or SIGHUP, or stop(): `close_clients` (C7: their calls are cancelled and
-// the cancels forwarded), abandoned work drained within the bound, every child torn down
-// (P4), adopted orphans killed, then `after`; the signal sets are released so that the loop
-// can end. Orphans that reparent to sluice meanwhile are reaped as they exit.
-class OrderlyShutdown {
- public:
-  OrderlyShutdown(asio::io_context& io, gateway::Gateway& gw, std::function<void()> close_clients,
-                  std::function<void()> after)
-      : io_(io),
-        gw_(gw),
-        close_clients_(std::move(close_clients)),
-        after_(std::move(after)),
-        signals_(io),
-        sigchld_(io, SIGCHLD) {
-    add_shutdown_signals(signals_);
-    signals_.async_wait([this](boost::system::error_code ec, int sig) {
-      if (!ec) stop(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
-    });
-    asio::co_spawn(io_, reap_orphans(sigchld_, gw_, stopping_), asio::detached);
-  }
-
-  void stop(std::string_view why) {
-    if (stopping_) return;
-    stopping_ = true;
-    core::log::info("shutting down (restart path gw_shutdown): {}", why);
-    asio::co_spawn(io_, run(), asio::detached);
-  }
-
- private:
-  asio::awaitable<void> run() {
-    close_clients_();
-    co_await gw_.drain(gw_.policy().drain_bound);
-    co_await gw_.shutdown();
-    process::kill_adopted_orphans({});
-    boost::system::error_code ec;
-    signals_.cancel(ec);
-    signals_.clear(ec);
-    sigchld_.cancel(ec);
-    sigchld_.clear(ec);
-    after_();
-    core::log::info("shutdown complete");
-  }
-
-  asio::io_context& io_;
-  gateway::Gateway& gw_;
-  std::function<void()> close_clients_;
-  std::function<void()> after_;
-  asio::signal_set signals_;
-  asio::signal_set sigchld_;
-  bool stopping_ = false;
-};
-
 }  // namespace
 
 int serve_stdio(const CommonOptions& options) {
+  if (started_by_sluice()) return 2;
   if (!setup_logging(options)) return 2;
   ::signal(SIGPIPE, SIG_IGN);
   process::become_subreaper();
@@ -200,7 +145,7 @@ int serve_stdio(const CommonOptions& options) {
 
   // C7: the client's in-flight calls are cancelled, then the drain and teardown.
   OrderlyShutdown shutdown(
-      io, gw, [&] { session->on_closed(); },
+      io, gw, gw.policy().drain_bound, [&] { session->on_closed(); },
       [&] {
         stream->close();
         session->detach();
@@ -282,6 +227,7 @@ bool is_loopback(const std::string& host) {
 }  // namespace
 
 int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
+  if (started_by_sluice()) return 2;
   if (!setup_logging(options)) return 2;
   ::signal(SIGPIPE, SIG_IGN);
 
@@ -360,7 +306,8 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
 
   // C7 for every session: the listener closes and every session's calls are cancelled.
   OrderlyShutdown shutdown(
-      io, gw, [&] { server->stop(); }, [&] { server->release_retired(); });
+      io, gw, gw.policy().drain_bound, [&] { server->stop(); },
+      [&] { server->release_retired(); });
   server->start();
   gw.start();
   core::log::info("sluice {} serving {} server(s) on http://{}:{}/mcp", gw.options().version,

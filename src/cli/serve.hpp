@@ -22,6 +22,10 @@ struct CommonOptions {
   bool expose_all = false;   // --expose all
   bool passthrough = false;  // --passthrough (one server, no name prefix)
   core::Limits limits;
+  // Flags over the operator's "sluice" settings (GatewayPolicy), when given.
+  std::optional<std::int64_t> call_timeout_ms;   // --call-timeout-ms
+  std::optional<std::int64_t> max_call_ms;       // --max-call-ms
+  std::optional<std::size_t> start_concurrency;  // --start-concurrency
 };
 
 // `sluice serve --transport http`: the Streamable HTTP front end's settings.
@@ -51,6 +55,7 @@ int serve_stdio(const CommonOptions& options);
 int serve_http(const CommonOptions& options, const HttpCliOptions& http);
 
 // `sluice call SERVER::TOOL --args JSON`.
+// `timeout_ms` 0: the server's `timeoutMs`, else the default call timeout.
 int call_tool(const CommonOptions& options, const std::string& tool_id, const std::string& args,
               bool json_output, int timeout_ms);
 

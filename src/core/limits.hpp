@@ -1,6 +1,7 @@
 #pragma once
-// Every bound sluice enforces, with its named default. Parsed once (defaults, then config,
-// then flags) and shared read-only. `sluice doctor` prints them.
+// Every bound sluice enforces, with its named default. Set once at start (the defaults, then
+// the command-line flags that override some of them: `sluice serve --help` lists those) and
+// shared read-only.
 #include <chrono>
 #include <cstddef>
 
@@ -18,6 +19,9 @@ struct Limits {
   // Child stderr lines logged per second and server (bursts up to twice that); the rest
   // are counted as not logged.
   std::size_t stderr_lines_per_second = 50;
+  // Child stderr bytes logged per second and server (bursts up to twice that, and at least
+  // one whole line); lines over it are counted as not logged, like those over the line rate.
+  std::size_t stderr_bytes_per_second = 64u * 1024u;
   // Bytes queued for one outgoing stream before the peer is considered stuck.
   std::size_t max_write_queue_bytes = 64u * 1024u * 1024u;
   // Requests one session may have waiting for an answer.
@@ -32,12 +36,15 @@ struct Limits {
   std::size_t sse_replay_events = 256;
   std::size_t sse_replay_bytes = 1024u * 1024u;
   std::size_t sse_retained_streams = 16;
+  // Streamable HTTP: open connections; one past it is answered 503 and closed.
+  std::size_t http_max_connections = 1024;
+  // Streamable HTTP: connections from one client address that have not sent a complete
+  // request (just opened, sending a head or body, or kept alive between requests). A new
+  // one past it is answered 503; a kept-alive one past it is closed after its response.
+  std::size_t http_max_incomplete_per_address = 64;
 
   std::chrono::milliseconds initialize_timeout{15000};
   std::chrono::milliseconds list_timeout{15000};
-  std::chrono::milliseconds default_call_timeout{60000};
-  std::chrono::milliseconds min_call_timeout{1000};
-  std::chrono::milliseconds max_call_timeout{600000};
 
   // Child teardown (GATEWAY-INVARIANTS P4): close stdin, wait, SIGTERM group, wait, SIGKILL.
   std::chrono::milliseconds stdin_close_grace{500};

@@ -77,7 +77,6 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
   const std::string& method = m.method();
   std::string params = m.params().empty() ? std::string("{}") : std::string(m.params());
   std::string cursor = string_member(params, "cursor");
-  const auto timeout = options_.limits.default_call_timeout;
   static constexpr std::string_view kRouted[] = {
       "prompts/list", "prompts/get", "resources/list", "resources/templates/list",
       "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete",
@@ -93,8 +92,13 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
     std::vector<bj::value> all;
     for (const auto& d : downstreams_) {
       for (const auto& p : d->prompts()) {
-        bj::value v = bj::parse(p);
-        v.as_object()["name"] = public_name(*d, v.at("name").as_string());
+        // The listing kept only objects with a string name; nothing here may throw anyway.
+        bj::error_code ec;
+        bj::value v = bj::parse(p, ec);
+        bj::object* prompt = ec ? nullptr : v.if_object();
+        const bj::value* name = prompt ? prompt->if_contains("name") : nullptr;
+        if (!name || !name->is_string()) continue;
+        (*prompt)["name"] = public_name(*d, name->get_string());
         all.push_back(std::move(v));
       }
     }
@@ -106,7 +110,9 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
     std::vector<bj::value> all;
     for (const auto& d : downstreams_) {
       for (const auto& r : templates ? d->resource_templates() : d->resources()) {
-        all.push_back(bj::parse(r));
+        bj::error_code ec;
+        bj::value v = bj::parse(r, ec);
+        if (!ec) all.push_back(std::move(v));
       }
     }
     request.respond_result(
@@ -119,10 +125,16 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
       request.respond_error(rpc::code::kInvalidParams, "Invalid params: unknown prompt");
       co_return true;
     }
-    bj::value p = bj::parse(params);
-    p.as_object()["name"] = own_name;
+    bj::error_code ec;
+    bj::value p = bj::parse(params, ec);
+    if (ec || !p.is_object()) {
+      request.respond_error(rpc::code::kInvalidParams, "Invalid params: not an object");
+      co_return true;
+    }
+    p.get_object()["name"] = own_name;
     mcp::Reply reply =
-        co_await d->forward(method, bj::serialize(p), timeout, &request.cancel_signal());
+        co_await d->forward(method, bj::serialize(p), call_timeout(*d, std::nullopt),
+                                 &request.cancel_signal());
     answer(request, reply);
     co_return true;
   }
@@ -150,13 +162,16 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
       }
       if (subscribers.empty()) subscriptions_.erase(uri);
     }
-    mcp::Reply reply = co_await d->forward(method, params, timeout, &request.cancel_signal());
+    mcp::Reply reply = co_await d->forward(method, params, call_timeout(*d, std::nullopt),
+                                 &request.cancel_signal());
     answer(request, reply);
     co_return true;
   }
   if (method == "completion/complete") {
-    bj::value p = bj::parse(params);
-    bj::object* ref = p.as_object().if_contains("ref") ? p.at("ref").if_object() : nullptr;
+    bj::error_code ec;
+    bj::value p = bj::parse(params, ec);
+    bj::value* ref_value = !ec && p.is_object() ? p.get_object().if_contains("ref") : nullptr;
+    bj::object* ref = ref_value ? ref_value->if_object() : nullptr;
     Downstream* d = nullptr;
     if (ref && ref->if_contains("name") && ref->at("name").is_string()) {
       auto resolved = resolve_public(ref->at("name").as_string());
@@ -170,14 +185,15 @@ asio::awaitable<bool> Gateway::route_aggregate(mcp::IncomingRequest& request) {
       co_return true;
     }
     mcp::Reply reply =
-        co_await d->forward(method, bj::serialize(p), timeout, &request.cancel_signal());
+        co_await d->forward(method, bj::serialize(p), call_timeout(*d, std::nullopt),
+                                 &request.cancel_signal());
     answer(request, reply);
     co_return true;
   }
   if (method == "logging/setLevel") {
     for (auto& d : downstreams_) {
       if (d->status() != Status::online || !d->offers("logging")) continue;
-      co_await d->forward(method, params, timeout, nullptr);
+      co_await d->forward(method, params, call_timeout(*d, std::nullopt), nullptr);
     }
     request.respond_result("{}");
     co_return true;

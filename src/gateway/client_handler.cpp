@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+
 namespace sluice::gateway {
 namespace bj = boost::json;
 namespace cj = core::json;
@@ -25,6 +27,8 @@ struct MetaTool {
   std::string_view description;
   std::string_view input_schema;
   bool read_only;
+  // Starts, stops, calls or signals a downstream (refused while fail-closed stale).
+  bool reaches_downstream;
 };
 
 constexpr MetaTool kMetaTools[] = {
@@ -37,13 +41,13 @@ constexpr MetaTool kMetaTools[] = {
      R"("limit":{"type":"integer","minimum":1,"maximum":100,"default":20},)"
      R"("filters":{"type":"object","properties":{"server":{"type":"string"}},)"
      R"("additionalProperties":false}},"additionalProperties":false})",
-     true},
+     true, false},
     {"gateway.describe", "Describe a tool",
      "The full description, input and output schemas, annotations and an invoke template of "
      "one tool, by tool_id (server::tool). Starts the server if it is not running yet.",
      R"({"type":"object","properties":{"tool_id":{"type":"string","minLength":1,)"
      R"("maxLength":512}},"required":["tool_id"],"additionalProperties":false})",
-     true},
+     true, true},
     {"gateway.invoke", "Invoke a tool",
      "Call one downstream tool by tool_id (server::tool) with its arguments. The arguments are "
      "validated against the tool's input schema first; the tool's result is returned as the "
@@ -52,18 +56,23 @@ constexpr MetaTool kMetaTools[] = {
      R"("maxLength":512},"arguments":{"type":"object"},"options":{"type":"object",)"
      R"("properties":{"timeout_ms":{"type":"integer","minimum":1000,"maximum":600000}},)"
      R"("additionalProperties":false}},"required":["tool_id"],"additionalProperties":false})",
-     false},
+     false, true},
     {"gateway.health", "Gateway health",
-     "The gateway's version and uptime, and one row per configured server: status, tool "
-     "count, protocol version and last error.",
-     R"({"type":"object","properties":{},"additionalProperties":false})", true},
+     "The gateway's version and uptime, every server counted by status, and one row per "
+     "server (status, tool count, protocol version, last error, admission), up to limit rows "
+     "(default 100; next_cursor gives the next page). Filter by server or status.",
+     R"({"type":"object","properties":{"server":{"type":"string","minLength":1,)"
+     R"("maxLength":128},"status":{"type":"string","minLength":1,"maxLength":64},)"
+     R"("limit":{"type":"integer","minimum":1,"maximum":1000,"default":100},)"
+     R"("cursor":{"type":"string","maxLength":20}},"additionalProperties":false})",
+     true, false},
     {"gateway.list_pending", "Pending calls",
      "Every call admitted and not yet ended: request_id (server::n), tool_id, state "
      "(queued, running, abandoned), age and the requesting client. Abandoned calls were given "
      "up by their caller and keep their slot until the server answers or exits.",
      R"({"type":"object","properties":{"server":{"type":"string","minLength":1,)"
      R"("maxLength":128}},"additionalProperties":false})",
-     true},
+     true, false},
     {"gateway.cancel", "Cancel a call",
      "Cancel one pending call by request_id (see gateway.list_pending). The server is told to "
      "cancel it; its slot is kept until the server answers. A running call within its "
@@ -71,7 +80,7 @@ constexpr MetaTool kMetaTools[] = {
      R"({"type":"object","properties":{"request_id":{"type":"string","minLength":1,)"
      R"("maxLength":256},"force":{"type":"boolean","default":false}},)"
      R"("required":["request_id"],"additionalProperties":false})",
-     false},
+     false, true},
     {"gateway.restart_server", "Restart a server",
      "Stop a server (orderly: stdin closed, then SIGTERM, then SIGKILL to its group) and start "
      "it again. Refused while it has calls pending unless force: true (which cancels them), "
@@ -79,26 +88,26 @@ constexpr MetaTool kMetaTools[] = {
      R"({"type":"object","properties":{"server_name":{"type":"string","minLength":1,)"
      R"("maxLength":128},"force":{"type":"boolean","default":false}},)"
      R"("required":["server_name"],"additionalProperties":false})",
-     false},
+     false, true},
     {"gateway.disconnect_server", "Disconnect a server",
      "Stop a server for this gateway run (the configuration is not changed); it stays offline "
      "until gateway.connect_server. Refused while it has calls pending unless force: true.",
      R"({"type":"object","properties":{"server_name":{"type":"string","minLength":1,)"
      R"("maxLength":128},"force":{"type":"boolean","default":false}},)"
      R"("required":["server_name"],"additionalProperties":false})",
-     false},
+     false, true},
     {"gateway.refresh", "Refresh tool lists",
      "List the tools of every running server again. Refused while any call is pending unless "
      "force: true (which cancels them).",
      R"({"type":"object","properties":{"force":{"type":"boolean","default":false},)"
      R"("reason":{"type":"string","maxLength":500}},"additionalProperties":false})",
-     false},
+     false, true},
     {"gateway.connect_server", "Connect a server",
      "Start a configured server that is not running yet and list its tools, so that "
      "gateway.catalog_search finds them.",
      R"({"type":"object","properties":{"server_name":{"type":"string","minLength":1,)"
      R"("maxLength":128}},"required":["server_name"],"additionalProperties":false})",
-     false},
+     false, true},
 };
 
 struct CompiledMetaTools {
@@ -151,7 +160,34 @@ class Gateway::ClientHandler : public mcp::Handler {
     const std::string& method = m.method();
     if (method == "initialize") {
       initialize(request);
-    } else if (method == "tools/list") {
+      co_return;
+    }
+    // A tools/call's name is read once, here: the gate and the dispatch both need it.
+    std::optional<std::string> tool_name;
+    if (method == "tools/call") {
+      auto name_span = cj::member_span(m.params(), "name");
+      bj::error_code ec;
+      bj::value name = name_span ? bj::parse(*name_span, ec) : bj::value();
+      if (ec || !name.is_string()) {
+        request.respond_error(rpc::code::kInvalidParams, "Invalid params: name must be a string");
+        co_return;
+      }
+      tool_name = std::string(name.get_string());
+    }
+    // gw_binary_stale with failClosedWhenStale: the one check every request that would reach
+    // a downstream passes (tools/call under any name, prompts/get, resources/read, completion,
+    // subscriptions, log level, the lifecycle meta-tools). Lists answer from what is known.
+    if (reaches_downstream(method, tool_name)) {
+      if (std::string why = gateway_.stale_refusal(); !why.empty()) {
+        if (tool_name) {
+          request.respond_result(error_result(why));
+        } else {
+          request.respond_error(rpc::code::kInternalError, why);
+        }
+        co_return;
+      }
+    }
+    if (method == "tools/list") {
       if (!gateway_.options().expose_all) {
         request.respond_result(meta_tools().list_result);
         co_return;
@@ -170,7 +206,7 @@ class Gateway::ClientHandler : public mcp::Handler {
       request.respond_result(
           gateway_.aggregate_tools_page(cursor, kToolsPageSize, meta_tools().list_result));
     } else if (method == "tools/call") {
-      co_await call(request);
+      co_await call(request, *tool_name);
     } else if (gateway_.options().expose_all) {
       bool routed = co_await gateway_.route_aggregate(request);
       if (!routed) request.respond_error(rpc::code::kMethodNotFound, "Method not found");
@@ -179,7 +215,10 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
   }
 
-  void on_notification(const rpc::Message&) override {}
+  void on_notification(const rpc::Message& message) override {
+    // The client's roots changed: the servers that asked for them are told, so they ask again.
+    if (message.method() == "notifications/roots/list_changed") gateway_.roots_changed();
+  }
 
  private:
   void initialize(mcp::IncomingRequest& request) {
@@ -211,17 +250,22 @@ class Gateway::ClientHandler : public mcp::Handler {
     request.respond_result(bj::serialize(result));
   }
 
-  asio::awaitable<void> call(mcp::IncomingRequest& request) {
-    std::string_view params = request.message().params();
-    auto name_span = cj::member_span(params, "name");
-    bj::error_code ec;
-    bj::value name = name_span ? bj::parse(*name_span, ec) : bj::value();
-    if (ec || !name.is_string()) {
-      request.respond_error(rpc::code::kInvalidParams, "Invalid params: name must be a string");
-      co_return;
+  // Which requests reach a downstream (see the gate in on_request).
+  bool reaches_downstream(std::string_view method,
+                          const std::optional<std::string>& tool_name) const {
+    if (method == "tools/call") {
+      int index = gateway_.options().expose_meta ? meta_tool_index(*tool_name) : -1;
+      return index < 0 || kMetaTools[index].reaches_downstream;
     }
-    int index = gateway_.options().expose_meta ? meta_tool_index(name.get_string()) : -1;
-    std::string_view tool_name = name.get_string();
+    if (!gateway_.options().expose_all) return false;
+    return method == "prompts/get" || method == "resources/read" ||
+           method == "resources/subscribe" || method == "resources/unsubscribe" ||
+           method == "completion/complete" || method == "logging/setLevel";
+  }
+
+  asio::awaitable<void> call(mcp::IncomingRequest& request, std::string_view tool_name) {
+    std::string_view params = request.message().params();
+    int index = gateway_.options().expose_meta ? meta_tool_index(tool_name) : -1;
     if (index < 0 && gateway_.options().expose_all &&
         (gateway_.options().passthrough || tool_name.find("__") != npos)) {
       co_await call_aggregated(request, tool_name);
@@ -248,12 +292,6 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     const bj::object& obj = args->get_object();
     std::string_view tool = kMetaTools[index].name;
-    if (!kMetaTools[index].read_only) {
-      if (std::string why = gateway_.stale_refusal(); !why.empty()) {
-        request.respond_result(error_result(why));
-        co_return;
-      }
-    }
     bool force = false;
     if (const auto* f = obj.if_contains("force"); f && f->is_bool()) force = f->get_bool();
     if (tool == "gateway.catalog_search") {
@@ -263,7 +301,21 @@ class Gateway::ClientHandler : public mcp::Handler {
       std::string result = co_await gateway_.describe(id);
       request.respond_result(result);
     } else if (tool == "gateway.health") {
-      request.respond_result(structured_result(gateway_.health()));
+      Gateway::HealthQuery query;
+      if (const auto* v = obj.if_contains("server")) query.server = std::string(v->get_string());
+      if (const auto* v = obj.if_contains("status")) query.status = std::string(v->get_string());
+      if (const auto* v = obj.if_contains("limit")) {
+        query.limit = static_cast<std::size_t>(v->get_int64());
+      }
+      if (const auto* v = obj.if_contains("cursor")) {
+        std::string_view c = v->get_string();
+        auto [ptr, ec] = std::from_chars(c.data(), c.data() + c.size(), query.offset);
+        if (ec != std::errc() || ptr != c.data() + c.size()) {
+          request.respond_result(error_result("gateway.health: cursor is not one it gave"));
+          co_return;
+        }
+      }
+      request.respond_result(structured_result(gateway_.health(query)));
     } else if (tool == "gateway.list_pending") {
       std::optional<std::string_view> server;
       if (const auto* v = obj.if_contains("server")) server = v->get_string();
@@ -303,8 +355,7 @@ class Gateway::ClientHandler : public mcp::Handler {
     if (auto meta = cj::member_span(params, "_meta")) {
       if (auto token = cj::member_span(*meta, "progressToken")) progress_token = cj::trim(*token);
     }
-    auto outcome = co_await gateway_.invoke(tool_id, arguments,
-                                            gateway_.limits().default_call_timeout,
+    auto outcome = co_await gateway_.invoke(tool_id, arguments, std::nullopt,
                                             &request.cancel_signal(), progress_token, session_,
                                             &client_budget_, label(), nullptr,
                                             std::string(request.message().id()));
@@ -316,7 +367,7 @@ class Gateway::ClientHandler : public mcp::Handler {
     std::string tool_id(args.at("tool_id").get_string());
     std::string_view arguments = "{}";
     if (auto a = cj::member_span(args_text, "arguments")) arguments = cj::trim(*a);
-    auto timeout = gateway_.limits().default_call_timeout;
+    std::optional<std::chrono::milliseconds> timeout;
     if (const auto* o = args.if_contains("options"); o && o->is_object()) {
       if (const auto* t = o->get_object().if_contains("timeout_ms"); t && t->is_int64()) {
         timeout = std::chrono::milliseconds(t->get_int64());

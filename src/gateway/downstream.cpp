@@ -1,12 +1,12 @@
 #include "gateway/downstream.hpp"
 
+#include "core/describe.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 #include "core/token_bucket.hpp"
 #include "mcp/protocol.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
@@ -17,6 +17,7 @@
 #include <csignal>
 #include <typeinfo>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace sluice::gateway {
 namespace cj = core::json;
@@ -31,6 +32,7 @@ std::string_view to_string(Status s) {
     case Status::failed: return "failed";
     case Status::offline: return "offline";
     case Status::unsupported_transport: return "unsupported_transport";
+    case Status::disabled: return "disabled";
   }
   return "unknown";
 }
@@ -42,6 +44,45 @@ std::optional<std::pair<struct stat, std::string>> stat_path(const std::string& 
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return std::make_pair(st, path);
 }
+
+std::string overlong_line_reason(const core::Limits& limits) {
+  return fmt::format(
+      "it sent a message over the {} byte limit (a protocol violation), so sluice stopped "
+      "reading it",
+      limits.max_message_bytes);
+}
+
+// Downstream output is untrusted: an entry of a list is usable when it is an object whose
+// `key` is a non-empty string not used by an earlier entry. Else why not, from its
+// structure only (value-free).
+std::string entry_problem(const bj::value& entry, std::string_view key,
+                          const std::unordered_set<std::string>& seen) {
+  if (!entry.is_object()) return "it is " + core::describe_kind(entry) + ", not an object";
+  const bj::value* v = entry.get_object().if_contains(key);
+  if (!v) return fmt::format("it has no \"{}\"", key);
+  if (!v->is_string()) {
+    return fmt::format("its \"{}\" is {}, not a string", key, core::describe_kind(*v));
+  }
+  if (v->get_string().empty()) return fmt::format("its \"{}\" is empty", key);
+  if (seen.count(std::string(v->get_string()))) {
+    return fmt::format("its \"{}\" repeats an earlier entry's", key);
+  }
+  return {};
+}
+
+// Collects the malformed entries of one listing and reports them in one log line.
+struct SkipReport {
+  std::size_t skipped = 0;
+  std::string first;  // the first problem, with its entry number
+  void add(std::size_t index, std::string problem) {
+    if (skipped++ == 0) first = fmt::format("entry {}: {}", index, problem);
+  }
+  void log(std::string_view server, std::string_view method) const {
+    if (skipped == 0) return;
+    core::log::warn("server {}: {}: skipped {} malformed entr{} (the first, {})", server, method,
+                    skipped, skipped == 1 ? "y" : "ies", first);
+  }
+};
 
 }  // namespace
 
@@ -61,6 +102,7 @@ class Downstream::PeerHandler : public mcp::Handler {
     // inside a co_await twice.
     std::string method = m.method();
     std::string params = m.params().empty() ? std::string("{}") : std::string(m.params());
+    if (method == "roots/list") owner_.asked_for_roots_ = true;
     auto relayed = owner_.events_.relay_request(std::move(method), std::move(params));
     mcp::Reply reply = co_await std::move(relayed);
     if (reply.status == mcp::Reply::Status::result) {
@@ -89,6 +131,12 @@ Downstream::Downstream(asio::io_context& io, config::ServerConfig config,
     status_ = Status::unsupported_transport;
     last_error_ = "remote transports are not supported yet";
   }
+  if (config_.disabled) {
+    disabled_reason_ = fmt::format(
+        "disabled in {} (\"disabled\": true); sluice does not start it: set \"disabled\": "
+        "false there to use it",
+        config_.source_file);
+  }
 }
 
 Downstream::~Downstream() {
@@ -115,6 +163,7 @@ void Downstream::fail(std::string reason) {
 }
 
 asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
+  if (config_.disabled) co_return false;  // whoever asks, an operator's connect included
   if (status_ == Status::online) co_return true;
   if (status_ == Status::unsupported_transport || shutting_down_) co_return false;
   if (status_ == Status::restarting && restart_done_) {
@@ -209,13 +258,15 @@ asio::awaitable<bool> Downstream::start_impl() {
 
   exited_ = std::make_unique<core::Event>(io_);
   pidfd_watch_ = std::make_shared<asio::posix::stream_descriptor>(io_, ::dup(child_->pidfd()));
-  asio::co_spawn(io_, watch_exit(pidfd_watch_), asio::detached);
+  core::spawn(io_, watch_exit(pidfd_watch_), "a server's exit watch");
   stderr_ =
       std::make_shared<asio::posix::stream_descriptor>(io_, child_->take_stderr().release());
-  asio::co_spawn(io_, drain_stderr(stderr_), asio::detached);
+  core::spawn(io_, drain_stderr(stderr_), "a server's stderr drain");
 
+  // A line over the message limit is a protocol violation here (not waited out).
   stream_ = transport::FdStream::create(io_, child_->take_stdout().release(),
-                                        child_->take_stdin().release(), limits_);
+                                        child_->take_stdin().release(), limits_,
+                                        transport::OverlongLine::end_stream);
   mcp::SessionOptions opts;
   opts.label = config_.name;
   opts.strictness = rpc::Strictness::peer;
@@ -231,8 +282,10 @@ asio::awaitable<bool> Downstream::start_impl() {
     if (generation != generation_ || tearing_down_ || !child_ || status_ != Status::online) {
       return;
     }
-    asio::co_spawn(io_, on_unexpected_end("the server closed its output (it exited or crashed)"),
-                   asio::detached);
+    std::string why = stream_ && stream_->protocol_violation()
+                          ? overlong_line_reason(limits_)
+                          : "the server closed its output (it exited or crashed)";
+    core::spawn(io_, on_unexpected_end(std::move(why)), "a server's recovery after it ended");
   });
 
   bool ok = co_await handshake();
@@ -295,6 +348,9 @@ asio::awaitable<bool> Downstream::handshake() {
 
 asio::awaitable<bool> Downstream::list_tools() {
   std::vector<ToolEntry> tools;
+  std::unordered_set<std::string> names;
+  SkipReport skips;
+  std::size_t index = 0;  // of the entry, over every page
   std::string cursor;
   cj::ParseLimits parse_limits{limits_.max_json_depth};
   core::schema::Options schema_options;
@@ -304,7 +360,9 @@ asio::awaitable<bool> Downstream::list_tools() {
     auto reply = co_await session_->request("tools/list", params, limits_.list_timeout);
     if (!reply.ok()) {
       fail(reply.status == mcp::Reply::Status::timeout ? "tools/list timed out"
-                                                       : "tools/list failed");
+           : stream_ && stream_->protocol_violation()
+               ? "tools/list failed: " + overlong_line_reason(limits_)
+               : "tools/list failed");
       co_return false;
     }
     std::string_view result = reply.message->result();
@@ -315,16 +373,16 @@ asio::awaitable<bool> Downstream::list_tools() {
       fail("tools/list answered with a malformed tool list");
       co_return false;
     }
-    // Walk raw tool texts alongside the DOM so each tool keeps its exact text.
-    std::string_view rest = cj::trim(*list);
-    std::size_t index = 0;
     for (const auto& tv : parsed->get_array()) {
       ++index;
-      if (!tv.is_object()) continue;
+      if (std::string problem = entry_problem(tv, "name", names); !problem.empty()) {
+        skips.add(index, std::move(problem));
+        continue;
+      }
+      if (tools.size() >= limits_.max_tools_per_server) break;
       const auto& obj = tv.get_object();
       const auto* name = obj.if_contains("name");
-      if (!name || !name->is_string() || name->get_string().empty()) continue;
-      if (tools.size() >= limits_.max_tools_per_server) break;
+      names.emplace(name->get_string());
       ToolEntry entry;
       entry.name = std::string(name->get_string());
       if (const auto* t = obj.if_contains("title"); t && t->is_string())
@@ -352,11 +410,12 @@ asio::awaitable<bool> Downstream::list_tools() {
       }
       tools.push_back(std::move(entry));
     }
-    (void)rest;
     auto next = cj::member_span(result, "nextCursor");
     if (!next || cj::trim(*next) == "null") break;
     cursor = std::string(cj::trim(*next));
   }
+  skips.log(config_.name, "tools/list");
+  skipped_.tools = skips.skipped;
   tools_ = std::move(tools);
   tools_known_ = true;
   co_return true;
@@ -367,15 +426,22 @@ bool Downstream::offers(std::string_view capability) const {
 }
 
 asio::awaitable<bool> Downstream::list_items(std::string method, std::string key,
-                                             std::vector<std::string>& out) {
+                                             std::string identity,
+                                             std::vector<std::string>& out,
+                                             std::size_t& skipped) {
   std::vector<std::string> items;
+  std::unordered_set<std::string> identities;
+  SkipReport skips;
+  std::size_t index = 0;  // of the entry, over every page
   std::string cursor;
   cj::ParseLimits parse_limits{limits_.max_json_depth};
   for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
     std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
     auto reply = co_await session_->request(method, params, limits_.list_timeout);
     if (!reply.ok()) {
-      fail(method + " failed");
+      fail(stream_ && stream_->protocol_violation()
+               ? method + " failed: " + overlong_line_reason(limits_)
+               : method + " failed");
       co_return false;
     }
     std::string_view result = reply.message->result();
@@ -387,14 +453,21 @@ asio::awaitable<bool> Downstream::list_items(std::string method, std::string key
       co_return false;
     }
     for (const auto& item : parsed->get_array()) {
-      if (item.is_object() && items.size() < limits_.max_tools_per_server) {
-        items.push_back(bj::serialize(item));
+      ++index;
+      if (std::string problem = entry_problem(item, identity, identities); !problem.empty()) {
+        skips.add(index, std::move(problem));
+        continue;
       }
+      if (items.size() >= limits_.max_tools_per_server) break;
+      identities.emplace(item.get_object().at(identity).get_string());
+      items.push_back(bj::serialize(item));
     }
     auto next = cj::member_span(result, "nextCursor");
     if (!next || cj::trim(*next) == "null") break;
     cursor = std::string(cj::trim(*next));
   }
+  skips.log(config_.name, method);
+  skipped = skips.skipped;
   out = std::move(items);
   co_return true;
 }
@@ -403,17 +476,24 @@ asio::awaitable<bool> Downstream::list_other() {
   // Plain statements: no temporaries inside a conditional co_await (GCC 12 destroys them
   // twice).
   if (offers("prompts")) {
-    bool ok = co_await list_items("prompts/list", "prompts", prompts_);
+    bool ok = co_await list_items("prompts/list", "prompts", "name", prompts_,
+                                  skipped_.prompts);
     if (!ok) co_return false;
   }
   if (offers("resources")) {
-    bool ok = co_await list_items("resources/list", "resources", resources_);
+    bool ok = co_await list_items("resources/list", "resources", "uri", resources_,
+                                  skipped_.resources);
     if (!ok) co_return false;
-    ok = co_await list_items("resources/templates/list", "resourceTemplates",
-                             resource_templates_);
+    ok = co_await list_items("resources/templates/list", "resourceTemplates", "uriTemplate",
+                             resource_templates_, skipped_.resource_templates);
     if (!ok) co_return false;
   }
   co_return true;
+}
+
+void Downstream::notify(std::string_view method, std::string_view params) {
+  // Starting counts: a server may ask for roots while it starts, and hear of a change then.
+  if (session_ && !session_->closed() && !tearing_down_) session_->notify(method, params);
 }
 
 asio::awaitable<mcp::Reply> Downstream::forward(std::string method, std::string params,
@@ -459,6 +539,21 @@ std::size_t Downstream::resolved_budget(const ToolEntry& tool) const {
   return budget;
 }
 
+Budget* Downstream::write_lane(const ToolEntry& tool) {
+  if (tool.read_only || !std::holds_alternative<config::StdioServer>(config_.transport)) {
+    return nullptr;
+  }
+  if (config_.policy.budget) return nullptr;
+  for (const auto& [name, value] : config_.policy.tool_budgets) {
+    if (name == tool.name) return nullptr;
+  }
+  if (!write_lane_) {
+    write_lane_ = std::make_unique<Budget>(
+        io_, config_.policy.writes.value_or(policy_.writes_per_server), policy_.queue_size);
+  }
+  return write_lane_.get();
+}
+
 ToolAdmission& Downstream::admission(const ToolEntry& tool) {
   auto it = admissions_.find(tool.name);
   if (it != admissions_.end()) return *it->second;
@@ -479,7 +574,7 @@ void Downstream::on_notification(const rpc::Message& message) {
   if (message.method() == "notifications/tools/list_changed") {
     if (status_ != Status::online || relist_pending_) return;
     relist_pending_ = true;
-    asio::co_spawn(
+    core::spawn(
         io_,
         [this]() -> asio::awaitable<void> {
           relist_pending_ = false;
@@ -487,13 +582,13 @@ void Downstream::on_notification(const rpc::Message& message) {
           bool listed = co_await list_tools();
           if (listed && events_.tools_changed) events_.tools_changed();
         },
-        asio::detached);
+        "a server's tool relisting");
   } else if (message.method() == "notifications/progress") {
     if (events_.progress) events_.progress(message.params());
   } else if (message.method() == "notifications/prompts/list_changed" ||
              message.method() == "notifications/resources/list_changed") {
     if (status_ != Status::online || !events_.relay_request) return;
-    asio::co_spawn(io_, relist_other(message.method()), asio::detached);
+    core::spawn(io_, relist_other(message.method()), "a server's prompt or resource relisting");
   } else if (message.method() == "notifications/message" ||
              message.method() == "notifications/resources/updated") {
     if (events_.relay_notification) events_.relay_notification(message.method(), message.params());
@@ -504,24 +599,31 @@ asio::awaitable<void> Downstream::drain_stderr(
     std::shared_ptr<asio::posix::stream_descriptor> err) {
   core::LineSplitter splitter(limits_.max_stderr_line_bytes, limits_.max_stderr_line_bytes);
   std::string name = config_.name;
-  // At most stderr_lines_per_second lines are logged (bursts up to twice that); the rest
-  // are counted and the count is logged when logging resumes, so a flood cannot turn into
-  // a flood of the log.
+  // A child's stderr is logged at debug. At most stderr_lines_per_second lines and
+  // stderr_bytes_per_second bytes are logged (bursts up to twice that, and always room for
+  // one whole line); the rest are counted and the count is logged when logging resumes, so
+  // a flood cannot turn into a flood of the log. Below debug the lines are only drained.
   const double rate = static_cast<double>(limits_.stderr_lines_per_second);
-  core::TokenBucket bucket(rate, 2 * rate);
+  core::TokenBucket lines(rate, 2 * rate);
+  const double byte_rate = static_cast<double>(limits_.stderr_bytes_per_second);
+  core::TokenBucket bytes(
+      byte_rate, std::max(2 * byte_rate, static_cast<double>(limits_.max_stderr_line_bytes)));
   std::uint64_t suppressed = 0;
   auto log_line = [&](const core::Line& line) {
-    if (!bucket.take()) {
+    if (core::log::level() > core::log::Level::debug) return;
+    auto now = core::TokenBucket::Clock::now();
+    if (!lines.take(now) || !bytes.take(static_cast<double>(line.text.size()), now)) {
       ++suppressed;
       return;
     }
     if (suppressed > 0) {
-      core::log::warn("server {} stderr: {} lines not logged (over {} lines/s)", name,
-                      suppressed, limits_.stderr_lines_per_second);
+      core::log::warn("server {} stderr: {} lines not logged (over {} lines/s or {} bytes/s)",
+                      name, suppressed, limits_.stderr_lines_per_second,
+                      limits_.stderr_bytes_per_second);
       suppressed = 0;
     }
-    core::log::info("server {} stderr: {}{}", name, line.text,
-                    line.truncated ? " (truncated)" : "");
+    core::log::debug("server {} stderr: {}{}", name, line.text,
+                     line.truncated ? " (truncated)" : "");
   };
   std::array<char, 16384> buf;
   for (;;) {

@@ -36,7 +36,17 @@ namespace sluice::gateway {
 
 namespace asio = boost::asio;
 
-enum class Status { lazy, starting, online, restarting, failed, offline, unsupported_transport };
+// `disabled`: `"disabled": true` in its config entry; never started by any path.
+enum class Status {
+  lazy,
+  starting,
+  online,
+  restarting,
+  failed,
+  offline,
+  unsupported_transport,
+  disabled
+};
 std::string_view to_string(Status s);
 
 struct ToolEntry {
@@ -74,8 +84,12 @@ class Downstream {
 
   const std::string& name() const { return config_.name; }
   const config::ServerConfig& config() const { return config_; }
-  Status status() const { return status_; }
-  const std::string& last_error() const { return last_error_; }
+  // A disabled server's status and last error (why it does not start) stay as configured,
+  // whatever an operator's stop or the shutdown does to it.
+  Status status() const { return config_.disabled ? Status::disabled : status_; }
+  const std::string& last_error() const {
+    return config_.disabled ? disabled_reason_ : last_error_;
+  }
   const std::string& protocol_version() const { return protocol_version_; }
   bool tools_known() const { return tools_known_; }
   const std::vector<ToolEntry>& tools() const { return tools_; }
@@ -107,6 +121,26 @@ class Downstream {
   const std::vector<std::string>& resources() const { return resources_; }
   const std::vector<std::string>& resource_templates() const { return resource_templates_; }
   bool offers(std::string_view capability) const;
+  // Entries of the server's last listing of each kind that were malformed and skipped: not
+  // an object, or without a non-empty string name (tools, prompts), uri (resources) or
+  // uriTemplate (templates) of its own. Downstream output is untrusted input.
+  struct SkippedEntries {
+    std::size_t tools = 0;
+    std::size_t prompts = 0;
+    std::size_t resources = 0;
+    std::size_t resource_templates = 0;
+  };
+  const SkippedEntries& skipped_entries() const { return skipped_; }
+  // Answers its connection dropped because they matched no pending request (a second answer
+  // to one request included: the first wins), on its current connection.
+  std::uint64_t unmatched_responses() const {
+    return session_ ? session_->counters().unmatched_responses : 0;
+  }
+  // Whether this server asked the client for its roots (roots/list) in this generation or an
+  // earlier one: it is told when the client's roots change.
+  bool asked_for_roots() const { return asked_for_roots_; }
+  // Sends one notification to the server while its session is up (dropped otherwise).
+  void notify(std::string_view method, std::string_view params);
   // Sends one request as it is and returns the answer (aggregate-mode routing).
   asio::awaitable<mcp::Reply> forward(std::string method, std::string params,
                                       std::chrono::milliseconds timeout,
@@ -116,6 +150,13 @@ class Downstream {
   ToolAdmission& admission(const ToolEntry& tool);
   // A1: the tool's override, else the server's default, else the class default.
   std::size_t resolved_budget(const ToolEntry& tool) const;
+  // A1: the lane that serialises calls to tools without readOnlyHint across a stdio server
+  // (capacity sluice.writesPerServer, or the server's own `writes`); nullptr for a tool it
+  // does not cover (read-only, a budget the operator set for the tool or the server, or a
+  // remote server). Created at first use.
+  Budget* write_lane(const ToolEntry& tool);
+  // The lane when one was created, for reports.
+  const Budget* write_lane() const { return write_lane_.get(); }
   // Every tool's admission so far, by tool name.
   const std::map<std::string, std::unique_ptr<ToolAdmission>>& admissions() const {
     return admissions_;
@@ -143,9 +184,10 @@ class Downstream {
   asio::awaitable<bool> handshake();
   asio::awaitable<bool> list_tools();
   // Lists every page of `method` (prompts/list, resources/list, resources/templates/list)
-  // into `out` as the items' JSON texts.
-  asio::awaitable<bool> list_items(std::string method, std::string key,
-                                   std::vector<std::string>& out);
+  // into `out` as the items' JSON texts; an item without a string `identity` member of its
+  // own is skipped, and counted in `skipped`.
+  asio::awaitable<bool> list_items(std::string method, std::string key, std::string identity,
+                                   std::vector<std::string>& out, std::size_t& skipped);
   asio::awaitable<bool> list_other();
   asio::awaitable<void> relist_other(std::string notification);
   asio::awaitable<void> drain_stderr(std::shared_ptr<asio::posix::stream_descriptor> err);
@@ -166,13 +208,16 @@ class Downstream {
   const config::GatewayPolicy& policy_;
   DownstreamEvents events_;
   std::map<std::string, std::unique_ptr<ToolAdmission>> admissions_;
+  std::unique_ptr<Budget> write_lane_;
 
   Status status_ = Status::lazy;
   std::string last_error_;
+  std::string disabled_reason_;  // set when config_.disabled
   std::string protocol_version_;
   bool tools_known_ = false;
   std::vector<ToolEntry> tools_;
   std::vector<std::string> prompts_, resources_, resource_templates_;
+  SkippedEntries skipped_;
   std::string server_capabilities_;  // the server's initialize capabilities (JSON text)
   std::uint64_t generation_ = 0;
 
@@ -186,6 +231,7 @@ class Downstream {
   std::unique_ptr<core::Event> started_;
   std::unique_ptr<core::Event> teardown_done_;
   bool relist_pending_ = false;
+  bool asked_for_roots_ = false;
   bool tearing_down_ = false;
   bool shutting_down_ = false;
   bool handling_end_ = false;       // on_unexpected_end runs (single-flight)

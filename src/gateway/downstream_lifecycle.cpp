@@ -135,6 +135,8 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
     if (stream_) stream_->close_output();
     if (!co_await exited_->wait_for(limits_.stdin_close_grace)) {
       if (!child_->has_exited()) signalled_by_sluice_ = true;
+      core::log::debug("server {}: still running after its stdin closed: SIGTERM to its group",
+                       config_.name);
       child_->signal_group(SIGTERM);
       co_await exited_->wait_for(limits_.sigterm_grace);
     }
@@ -142,7 +144,10 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
   // Whatever is left of the group (the leader, or grandchildren holding the pipes) goes;
   // the leader is still unreaped here, so the group id is reserved.
   // A signal sent after the leader died does not change how it died (ds_external_kill).
-  if (!child_->has_exited()) signalled_by_sluice_ = true;
+  if (!child_->has_exited()) {
+    signalled_by_sluice_ = true;
+    core::log::debug("server {}: SIGKILL to its group", config_.name);
+  }
   child_->signal_group(SIGKILL);
   co_await exited_->wait_for(std::chrono::seconds(5));
   child_->kill_now();  // reaps (and closes the fds the child object still holds)

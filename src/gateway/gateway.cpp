@@ -3,6 +3,7 @@
 #include "core/describe.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 #include "gateway/results.hpp"
 #include "process/child.hpp"
 
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <unordered_map>
 #include <charconv>
 
 namespace sluice::gateway {
@@ -58,6 +61,7 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
     self_exe_.assign(exe, static_cast<std::size_t>(n));
     self_stat_ok_ = ::stat(self_exe_.c_str(), &self_stat_) == 0;
   }
+  by_name_.reserve(config_->servers.size());
   for (const auto& server : config_->servers) {
     DownstreamEvents events;
     events.tools_changed = [this] { rebuild_catalog(); };
@@ -80,33 +84,27 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
     downstreams_.push_back(
         std::make_unique<Downstream>(io_, server, options_.limits, config_->policy,
                                      std::move(events)));
+    by_name_.emplace(downstreams_.back()->name(), downstreams_.back().get());
   }
 }
 
 Gateway::~Gateway() = default;
 
-void Gateway::start() {
-  for (const auto& w : config_->warnings) core::log::warn("config: {}", w);
-  for (const auto& name : config_->auto_start) {
-    Downstream* d = find(name);
-    if (!d) {
-      core::log::warn("config: autoStart names a server that is not configured");
-      continue;
-    }
-    asio::co_spawn(
-        io_, [d]() -> asio::awaitable<void> { co_await d->ensure_started(); }, asio::detached);
-  }
-}
-
-asio::awaitable<void> Gateway::shutdown() {
-  for (auto& d : downstreams_) co_await d->shutdown();
-}
-
 Downstream* Gateway::find(std::string_view server) {
-  for (auto& d : downstreams_) {
-    if (d->name() == server) return d.get();
-  }
-  return nullptr;
+  auto it = by_name_.find(server);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string_view> Gateway::server_names() const {
+  std::vector<std::string_view> names;
+  names.reserve(downstreams_.size());
+  for (const auto& d : downstreams_) names.push_back(d->name());
+  return names;
+}
+
+std::string Gateway::unknown_server(std::string_view server) const {
+  return fmt::format("no configured server is named {}{}; see gateway.health",
+                     core::show_name(server), core::did_you_mean(server, server_names()));
 }
 
 std::vector<pid_t> Gateway::child_pids() const {
@@ -199,7 +197,7 @@ asio::awaitable<mcp::Reply> Gateway::relay_to_client(std::string server, std::st
                          std::move(std::get<rpc::Message>(parsed))};
   }
   mcp::Reply reply = co_await route.client->request(
-      std::move(method), std::move(params), options_.limits.default_call_timeout, nullptr,
+      std::move(method), std::move(params), config_->policy.call_timeout, nullptr,
       nullptr, nullptr, std::move(route.related));
   co_return reply;
 }
@@ -234,6 +232,12 @@ void Gateway::relay_notification(std::string_view server, std::string_view metho
   }
 }
 
+void Gateway::roots_changed() {
+  for (auto& d : downstreams_) {
+    if (d->asked_for_roots()) d->notify("notifications/roots/list_changed", "");
+  }
+}
+
 void Gateway::broadcast(std::string_view method) {
   for (auto it = list_subscribers_.begin(); it != list_subscribers_.end();) {
     if (auto client = it->lock()) {
@@ -242,12 +246,6 @@ void Gateway::broadcast(std::string_view method) {
     } else {
       it = list_subscribers_.erase(it);
     }
-  }
-}
-
-asio::awaitable<void> Gateway::start_all() {
-  for (auto& d : downstreams_) {
-    if (d->status() == Status::lazy) co_await d->ensure_started();
   }
 }
 
@@ -321,13 +319,19 @@ std::string Gateway::catalog_search(const bj::object& args) const {
     if (!tool.title.empty()) card["title"] = tool.title;
     card["short_description"] = short_description(tool.description);
     card["availability"] = d.status() == Status::online ? "online" : "offline";
+    if (!tool.validator && !tool.schema_problem.empty()) card["validatable"] = false;
     results.push_back(std::move(card));
   }
   // Servers whose tools are not known yet are listed as cards so the client can connect.
+  // At most kOfflineCards of them (all are counted), so that a large fleet cannot flood the
+  // answer.
+  constexpr std::size_t kOfflineCards = 20;
   bj::array offline;
+  std::size_t offline_total = 0;
   for (const auto& d : downstreams_) {
     if (d->tools_known()) continue;
     if (q.server && *q.server != d->name()) continue;
+    if (++offline_total > kOfflineCards) continue;
     bj::object card;
     card["server"] = d->name();
     card["availability"] = "offline";
@@ -335,6 +339,8 @@ std::string Gateway::catalog_search(const bj::object& args) const {
     card["short_description"] =
         d->status() == Status::unsupported_transport
             ? "remote server: this transport is not supported yet"
+        : d->status() == Status::disabled
+            ? "disabled in its config file (\"disabled\": true): sluice does not start it"
             : "tools not listed yet: call gateway.connect_server to start it and list them";
     offline.push_back(std::move(card));
   }
@@ -343,6 +349,7 @@ std::string Gateway::catalog_search(const bj::object& args) const {
   out["total_available"] = found.total_matches;
   out["truncated"] = found.total_matches > found.hits.size();
   if (!offline.empty()) out["offline_servers"] = std::move(offline);
+  if (offline_total > offline.size()) out["offline_servers_total"] = offline_total;
   return structured_result(out);
 }
 
@@ -350,12 +357,17 @@ asio::awaitable<Gateway::ResolvedTool> Gateway::resolve_tool(std::string_view to
                                                             bool need_online) {
   ResolvedTool r;
   auto [server, tool_name] = split_tool_id(tool_id);
-  Downstream* d = server.empty() ? nullptr : find(server);
-  if (!d) {
+  if (server.empty()) {
     r.refusal = fmt::format(
-        "no server matches that tool id ({}); tool ids look like server::tool, see "
-        "gateway.catalog_search",
-        core::describe_value(bj::value(bj::string_view(tool_id.data(), tool_id.size()))));
+        "{} is not a tool id: tool ids look like server::tool, see gateway.catalog_search",
+        core::show_name(tool_id));
+    co_return r;
+  }
+  Downstream* d = find(server);
+  if (!d) {
+    r.refusal = fmt::format("no configured server is named {}{}; tool ids look like "
+                            "server::tool, see gateway.catalog_search",
+                            core::show_name(server), core::did_you_mean(server, server_names()));
     co_return r;
   }
   bool online = co_await d->ensure_started();
@@ -366,10 +378,12 @@ asio::awaitable<Gateway::ResolvedTool> Gateway::resolve_tool(std::string_view to
   }
   r.tool = d->find_tool(tool_name);
   if (!r.tool) {
-    r.refusal =
-        fmt::format("server {} has no tool by that name ({}); see gateway.catalog_search",
-                    d->name(), core::describe_value(bj::value(bj::string_view(
-                                   tool_name.data(), tool_name.size()))));
+    std::vector<std::string_view> names;
+    names.reserve(d->tools().size());
+    for (const auto& t : d->tools()) names.push_back(t.name);
+    r.refusal = fmt::format("server {} has no tool named {}{}; see gateway.catalog_search",
+                            d->name(), core::show_name(tool_name),
+                            core::did_you_mean(tool_name, names));
     co_return r;
   }
   r.server = d;
@@ -418,6 +432,11 @@ asio::awaitable<std::string> Gateway::describe(std::string_view tool_id) {
   if (const auto* o = obj.if_contains("outputSchema")) out["outputSchema"] = *o;
   if (const auto* a = obj.if_contains("annotations")) out["annotations"] = *a;
   out["availability"] = d->status() == Status::online ? "online" : "offline";
+  if (!tool->validator && !tool->schema_problem.empty()) {
+    out["validatable"] = false;
+    out["schema_problem"] = tool->schema_problem;
+    out["invocable"] = config_->policy.allow_unvalidated_tools;
+  }
   out["invoke_template"] = bj::object{
       {"tool", "gateway.invoke"},
       {"arguments", bj::object{{"tool_id", id}, {"arguments", std::move(template_args)}}}};
@@ -426,11 +445,7 @@ asio::awaitable<std::string> Gateway::describe(std::string_view tool_id) {
 
 asio::awaitable<std::string> Gateway::connect_server(std::string_view server) {
   Downstream* d = find(server);
-  if (!d) {
-    co_return error_result(fmt::format(
-        "no configured server has that name ({}); see gateway.health",
-        core::describe_value(bj::value(bj::string_view(server.data(), server.size())))));
-  }
+  if (!d) co_return error_result(unknown_server(server));
   std::string prior(to_string(d->status()));
   bool ok = co_await d->ensure_started(true);
   bj::object out;
@@ -454,6 +469,9 @@ void Gateway::relay_progress(std::string_view params) {
   if (ec != std::errc() || ptr != t.data() + t.size()) return;
   auto it = progress_routes_.find(n);
   if (it == progress_routes_.end()) return;
+  // Progress is activity: the call's inactivity timeout starts again.
+  if (it->second.last_progress) *it->second.last_progress = std::chrono::steady_clock::now();
+  if (it->second.client_token.empty()) return;  // the client did not ask for progress
   auto client = it->second.client.lock();
   if (!client) return;
   // Splice the client's own token in place of ours; everything else passes unchanged.
@@ -466,18 +484,47 @@ void Gateway::relay_progress(std::string_view params) {
   client->notify("notifications/progress", rewritten, it->second.client_request_id);
 }
 
-bj::object Gateway::health() const {
+bj::object Gateway::health(const HealthQuery& query) const {
+  // One pass over the pending calls for every row, one over the servers: linear in both.
+  const auto now = std::chrono::steady_clock::now();
+  std::unordered_map<std::string_view, std::int64_t> oldest_abandoned;
+  for (const auto& c : pending_) {
+    if (c.state != PendingCall::State::abandoned) continue;
+    auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - c.abandoned_at).count();
+    auto [it, fresh] = oldest_abandoned.emplace(c.server, age);
+    if (!fresh) it->second = std::max<std::int64_t>(it->second, age);
+  }
+  // Every server is counted by status; rows are given for one page of the matching ones.
+  std::map<std::string_view, std::size_t> by_status;
+  std::size_t matching = 0;
   bj::array servers;
   for (const auto& d : downstreams_) {
+    if (query.server && d->name() != *query.server) continue;
+    std::string_view status = to_string(d->status());
+    ++by_status[status];
+    if (query.status && status != *query.status) continue;
+    const std::size_t position = matching++;
+    if (position < query.offset || servers.size() >= query.limit) continue;
     bj::object row;
     row["name"] = d->name();
-    row["status"] = to_string(d->status());
+    row["status"] = status;
     row["transport"] =
         std::holds_alternative<config::StdioServer>(d->config().transport)
             ? std::string("stdio")
             : std::get<config::RemoteServer>(d->config().transport).type;
     row["tool_count"] = d->tools().size();
     row["tools_known"] = d->tools_known();
+    bj::array not_validatable;
+    std::size_t not_validatable_count = 0;
+    for (const auto& tool : d->tools()) {
+      if (tool.validator || tool.schema_problem.empty()) continue;
+      if (++not_validatable_count <= 20) not_validatable.push_back(bj::string(tool.name));
+    }
+    if (not_validatable_count > 0) {
+      // Their schemas did not compile: calls are refused unless allowUnvalidatedTools.
+      row["tools_not_validatable"] = not_validatable_count;
+      row["tools_not_validatable_names"] = std::move(not_validatable);
+    }
     row["protocol_version"] =
         d->protocol_version().empty() ? bj::value(nullptr) : bj::value(d->protocol_version());
     row["last_error"] = d->last_error().empty() ? bj::value(nullptr) : bj::value(d->last_error());
@@ -486,14 +533,21 @@ bj::object Gateway::health() const {
     OutcomeCounters total;
     std::size_t permits_held = 0, queued = 0;
     bj::array tools;
+    // At most kToolRows tool rows per server (the sums below still cover every tool).
+    constexpr std::size_t kToolRows = 100;
+    std::size_t called_not_listed = 0;
     for (const auto& [name, a] : d->admissions()) {
-      bj::object t;
-      t["tool"] = name;
-      t["budget"] = a->budget.capacity();
-      t["permits_held"] = a->budget.held();
-      t["queued"] = a->budget.queued();
-      a->counters.add_to(t);
-      tools.push_back(std::move(t));
+      if (tools.size() < kToolRows) {
+        bj::object t;
+        t["tool"] = name;
+        t["budget"] = a->budget.capacity();
+        t["permits_held"] = a->budget.held();
+        t["queued"] = a->budget.queued();
+        a->counters.add_to(t);
+        tools.push_back(std::move(t));
+      } else {
+        ++called_not_listed;
+      }
       permits_held += a->budget.held();
       queued += a->budget.queued();
       const auto& c = a->counters;
@@ -510,13 +564,13 @@ bj::object Gateway::health() const {
     }
     // Tools not called yet: their resolved budget, nothing held (for servers with a short
     // list; a long one would drown the report, so only its count is given).
-    constexpr std::size_t kIdleToolRows = 100;
+    if (called_not_listed > 0) row["called_tools_not_listed"] = called_not_listed;
     std::size_t idle = d->tools().size() > d->admissions().size()
                            ? d->tools().size() - d->admissions().size()
                            : 0;
-    if (idle > kIdleToolRows) row["idle_tools_not_listed"] = idle;
+    if (idle + tools.size() > kToolRows) row["idle_tools_not_listed"] = idle;
     for (const auto& tool : d->tools()) {
-      if (idle > kIdleToolRows) break;
+      if (idle + tools.size() > kToolRows) break;
       if (d->admissions().count(tool.name)) continue;
       bj::object t;
       t["tool"] = tool.name;
@@ -528,20 +582,28 @@ bj::object Gateway::health() const {
     }
     row["permits_held"] = permits_held;
     row["queued"] = queued;
-    total.add_to(row);
-    std::int64_t oldest = -1;
-    for (const auto& c : pending_) {
-      if (c.server != d->name() || c.state != PendingCall::State::abandoned) continue;
-      oldest = std::max<std::int64_t>(
-          oldest, std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - c.abandoned_at)
-                      .count());
+    if (const Budget* lane = d->write_lane()) {
+      // A1: calls to its tools without readOnlyHint, one lane across the server.
+      row["write_lane"] = bj::object{{"budget", lane->capacity()},
+                                     {"permits_held", lane->held()},
+                                     {"queued", lane->queued()}};
     }
-    row["oldest_abandoned_ms"] = oldest < 0 ? bj::value(nullptr) : bj::value(oldest);
+    total.add_to(row);
+    auto oldest = oldest_abandoned.find(d->name());
+    row["oldest_abandoned_ms"] =
+        oldest == oldest_abandoned.end() ? bj::value(nullptr) : bj::value(oldest->second);
     row["tools"] = std::move(tools);
     row["generation"] = d->generation();
     if (d->pid() > 0) row["pid"] = d->pid();
     row["restarts"] = d->restarts();
+    // Downstream output is untrusted: what sluice dropped from this server's lists and answers.
+    const auto& skipped = d->skipped_entries();
+    row["skipped_list_entries"] =
+        bj::object{{"tools", skipped.tools},
+                   {"prompts", skipped.prompts},
+                   {"resources", skipped.resources},
+                   {"resource_templates", skipped.resource_templates}};
+    row["unmatched_responses"] = d->unmatched_responses();
     if (d->held()) row["held"] = true;
     std::string next_step =
         "gateway.restart_server {\"server_name\":\"" + d->name() + "\"}";
@@ -567,6 +629,10 @@ bj::object Gateway::health() const {
                                                             : "meta";
   gw["tools_indexed"] = catalog_.size();
   gw["pending_calls"] = pending_.size();
+  // Invariant guards: coroutines and request handlers ended by an exception (each logged),
+  // and releases of an admission slot that was not held (release builds; debug asserts).
+  gw["coroutine_failures"] = core::coroutine_failures();
+  gw["permit_over_releases"] = Budget::over_releases();
   if (binary_stale()) {
     gw["restart_required"] = bj::object{
         {"reason", "gw_binary_stale: sluice's executable was replaced on disk since it started"},
@@ -576,9 +642,18 @@ bj::object Gateway::health() const {
   }
   bj::object out;
   out["gateway"] = std::move(gw);
+  bj::object counts;
+  for (const auto& [status, n] : by_status) counts[status] = n;
+  out["servers_by_status"] = std::move(counts);
+  out["servers_matching"] = matching;
+  if (query.offset + servers.size() < matching) {
+    out["next_cursor"] = std::to_string(query.offset + servers.size());
+  }
   out["servers"] = std::move(servers);
   out["audit"] = audit_.to_json(50);
   out["audit_dropped"] = audit_.dropped();
+  // Log lines sluice could not write (a stderr nobody reads, a full or slow log file).
+  out["log"] = bj::object{{"lines_dropped", core::log::dropped()}};
   return out;
 }
 

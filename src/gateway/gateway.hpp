@@ -31,6 +31,8 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace sluice::gateway {
@@ -63,8 +65,10 @@ class Gateway {
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
 
-  // Logs configuration warnings and starts the autoStart servers.
+  // Logs configuration warnings and starts the autoStart servers (at most
+  // sluice.startConcurrency at once).
   void start();
+  // Tears every downstream down at once (P4 each); resumes when all are down.
   asio::awaitable<void> shutdown();
 
   // The server role for one client session (owned by the caller, borrowed by the session).
@@ -75,8 +79,9 @@ class Gateway {
   // permits belong to the downstream request (GATEWAY-INVARIANTS §2-§3). `parsed_arguments`,
   // when the caller already holds the arguments' DOM (it must outlive the call), spares a
   // second parse for validation; the text is what is sent.
+  // `timeout`: the caller's own, else the server's or the default (call_timeout()).
   asio::awaitable<InvokeOutcome> invoke(std::string_view tool_id, std::string_view arguments_json,
-                                        std::chrono::milliseconds timeout,
+                                        std::optional<std::chrono::milliseconds> timeout,
                                         mcp::CancelSignal* cancel,
                                         std::string_view client_progress_token,
                                         std::weak_ptr<mcp::Session> client,
@@ -103,17 +108,36 @@ class Gateway {
   bool binary_stale() const;
   // With failClosedWhenStale and a stale binary: why mutating meta-tools refuse, else empty.
   std::string stale_refusal() const;
+  // The timeout of a call to `server` (an inactivity timeout, see GatewayPolicy): `asked`
+  // (gateway.invoke's options.timeout_ms, `sluice call --timeout-ms`) when given, else the
+  // server's `timeoutMs`, else sluice.callTimeoutMs; never more than sluice.maxCallMs.
+  std::chrono::milliseconds call_timeout(const Downstream& server,
+                                         std::optional<std::chrono::milliseconds> asked) const;
+  // Every `force: true` passes here: empty when allowed, else why it is refused
+  // (sluice.forbidForce) and `instead`, what to do without force.
+  std::string force_refusal(std::string_view action, std::string_view instead);
   AuditRing& audit() { return audit_; }
 
-  boost::json::object health() const;
+  // gateway.health: the gateway's report, every server counted by status, and rows for one
+  // page of the servers `query` selects (bounded, so that a large fleet cannot stall the loop
+  // or overflow the answer). `sluice servers` asks for every row.
+  struct HealthQuery {
+    std::optional<std::string> server;  // only this server
+    std::optional<std::string> status;  // only servers in this status
+    std::size_t offset = 0;             // rows skipped (the previous page's next_cursor)
+    std::size_t limit = 100;            // rows at most
+  };
+  boost::json::object health(const HealthQuery& query) const;
+  boost::json::object health() const { return health(HealthQuery{}); }
   // Prometheus text exposition of the counters sluice keeps (calls and outcomes per server,
   // call latency, permits, queue, abandoned work, children, restarts).
   std::string metrics() const;
 
   // Aggregate mode: starts every server not started yet (their tools must be known to be
-  // listed), then one page of tools/list: the meta-tools when exposed, then each server's
-  // tools named `server__tool`. `cursor` is the opaque text of a previous nextCursor.
+  // listed; at most sluice.startConcurrency at once, nothing while fail-closed stale).
   asio::awaitable<void> start_all();
+  // One page of tools/list: the meta-tools when exposed, then each server's tools named
+  // `server__tool`. `cursor` is the opaque text of a previous nextCursor.
   // Aggregate-mode names: `server__name`, or the bare name with passthrough. resolve_public
   // gives the server and its own name for a public one (server nullptr when none).
   std::string public_name(const Downstream& server, std::string_view name) const;
@@ -125,6 +149,13 @@ class Gateway {
                                    const std::string& meta_tools_json) const;
   const std::vector<std::unique_ptr<Downstream>>& downstreams() const { return downstreams_; }
   Downstream* find(std::string_view server);
+  // notifications/roots/list_changed from a client: passed on to every online server that
+  // asked a client for its roots.
+  void roots_changed();
+  // Every configured server's name, in configuration order.
+  std::vector<std::string_view> server_names() const;
+  // "no configured server is named X (did you mean Y?); ..." (X shown only when plain).
+  std::string unknown_server(std::string_view server) const;
   const core::Limits& limits() const { return options_.limits; }
   const config::GatewayPolicy& policy() const { return config_->policy; }
   const GatewayOptions& options() const { return options_; }
@@ -148,18 +179,28 @@ class Gateway {
   };
   asio::awaitable<ResolvedTool> resolve_tool(std::string_view tool_id, bool need_online);
   void rebuild_catalog();
+  // Runs `work` for each of `targets`, at most `bound` at once; resumes when all have ended.
+  asio::awaitable<void> for_each_concurrently(
+      std::vector<Downstream*> targets, std::size_t bound,
+      std::function<asio::awaitable<void>(Downstream&)> work);
   void relay_progress(std::string_view params);
 
+  // Every call sends sluice's own progress token downstream: its progress extends the
+  // call's inactivity timeout, and reaches the client when the client asked for it.
   struct ProgressRoute {
     std::weak_ptr<mcp::Session> client;
-    std::string client_token;
+    std::string client_token;  // empty: the client did not ask for progress
     std::string client_request_id;
+    std::chrono::steady_clock::time_point* last_progress = nullptr;  // the call's
   };
 
   asio::io_context& io_;
   std::shared_ptr<const config::GatewayConfig> config_;
   GatewayOptions options_;
   std::vector<std::unique_ptr<Downstream>> downstreams_;
+  // Every downstream by name (views of their own names): find() in constant time, so that
+  // start-up stays linear in the configuration (a long autoStart list).
+  std::unordered_map<std::string_view, Downstream*> by_name_;
   CatalogIndex catalog_;
   std::vector<std::pair<std::size_t, std::size_t>> catalog_docs_;  // doc -> (server, tool)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;

@@ -28,7 +28,7 @@ asio::awaitable<std::string> Gateway::restart_server(std::string_view server, bo
                                                      bool restart) {
   const char* action = restart ? "restart_server" : "disconnect_server";
   Downstream* d = find(server);
-  if (!d) co_return error_result("no configured server has that name; see gateway.health");
+  if (!d) co_return error_result(unknown_server(server));
   std::string name = d->name();
   if (operations_.count(name)) {
     co_return error_result(fmt::format("a restart or disconnect of {} is already under way", name));
@@ -39,6 +39,16 @@ asio::awaitable<std::string> Gateway::restart_server(std::string_view server, bo
     ++pending;
     if (c.state == PendingCall::State::abandoned) ++abandoned;
   }
+  if (force) {
+    std::string instead =
+        pending > 0 ? fmt::format("{} has {} call(s) pending ({} abandoned): wait for them "
+                                  "(gateway.list_pending)",
+                                  name, pending, abandoned)
+                    : fmt::format("{} has nothing pending: call {} without force", name, action);
+    if (std::string why = force_refusal(action, instead); !why.empty()) {
+      co_return error_result(why);
+    }
+  }
   if (pending > 0 && !force) {
     audit_.record({"refusal", "operator", name, "", std::string(action) + " refused: pending", -1,
                    d->generation()});
@@ -46,12 +56,6 @@ asio::awaitable<std::string> Gateway::restart_server(std::string_view server, bo
         "{} has {} call(s) pending ({} abandoned); {} refuses while work is pending: wait for "
         "it (gateway.list_pending) or pass force: true",
         name, pending, abandoned, action));
-  }
-  if (force && config_->policy.forbid_force) {
-    co_return error_result(fmt::format(
-        "force is forbidden by the operator (sluice.forbidForce); {} refuses while {} has "
-        "work pending",
-        action, name));
   }
   operations_.insert(name);
   std::string prior(to_string(d->status()));
@@ -93,8 +97,14 @@ asio::awaitable<std::string> Gateway::refresh(bool force) {
         "(gateway.list_pending) or pass force: true",
         pending));
   }
-  if (force && pending > 0 && config_->policy.forbid_force) {
-    co_return error_result("force is forbidden by the operator (sluice.forbidForce)");
+  if (force) {
+    std::string instead =
+        pending > 0
+            ? fmt::format("{} call(s) are pending: wait for them (gateway.list_pending)", pending)
+            : std::string("nothing is pending: call refresh without force");
+    if (std::string why = force_refusal("refresh", instead); !why.empty()) {
+      co_return error_result(why);
+    }
   }
   std::size_t cancelled = force ? cancel_pending("") : 0;
   std::size_t seen = 0, online = 0, relisted = 0;
@@ -113,6 +123,15 @@ asio::awaitable<std::string> Gateway::refresh(bool force) {
   out["tools_indexed"] = catalog_.size();
   out["pending_cancelled"] = cancelled;
   co_return structured_result(out);
+}
+
+std::string Gateway::force_refusal(std::string_view action, std::string_view instead) {
+  if (!config_->policy.forbid_force) return {};
+  audit_.record({"refusal", "operator", "", "", fmt::format("{} refused: force forbidden", action),
+                 -1, 0});
+  return fmt::format("force is forbidden by the operator (sluice.forbidForce), so {} with "
+                     "force: true is refused; {}",
+                     action, instead);
 }
 
 bool Gateway::binary_stale() const {

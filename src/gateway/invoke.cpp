@@ -2,11 +2,10 @@
 // its permits, and the ledger of pending calls (GATEWAY-INVARIANTS §2-§3).
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/results.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -46,6 +45,7 @@ struct Gateway::CallTask {
   std::string arguments;
   std::string progress_token;
   std::chrono::milliseconds timeout{0};
+  std::chrono::steady_clock::time_point last_progress{};  // of the downstream's progress
   mcp::Reply reply;
   bool ended = false;
   bool operator_cancel = false;
@@ -55,7 +55,7 @@ struct Gateway::CallTask {
 
 asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
                                                std::string_view arguments_json,
-                                               std::chrono::milliseconds timeout,
+                                               std::optional<std::chrono::milliseconds> asked,
                                                mcp::CancelSignal* cancel,
                                                std::string_view client_progress_token,
                                                std::weak_ptr<mcp::Session> client,
@@ -66,11 +66,24 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   ResolvedTool resolved = co_await resolve_tool(tool_id, true);
   if (!resolved.server) co_return refuse(resolved.refusal);
   Downstream* d = resolved.server;
+  const std::chrono::milliseconds timeout = call_timeout(*d, asked);
   // The tool list may be replaced while this call waits (list_changed, refresh, restart):
   // nothing from the entry is used after the first suspension below.
   const ToolEntry* tool = resolved.tool;
   const std::string tool_name = tool->name;
   std::string tool_label = d->name() + "::" + tool_name;
+  if (!tool->validator && !tool->schema_problem.empty()) {
+    // A schema sluice cannot compile (a regex RE2 refuses, a remote $ref): the arguments
+    // cannot be checked, so the call is refused unless the operator allows it.
+    if (!config_->policy.allow_unvalidated_tools) {
+      co_return refuse(fmt::format(
+          "{} cannot be validated: its input schema is not usable ({}); sluice does not call a "
+          "tool it cannot validate (the operator may allow it with "
+          "sluice.allowUnvalidatedTools)",
+          tool_label, tool->schema_problem));
+    }
+    core::log::debug("calling {} without validation (sluice.allowUnvalidatedTools)", tool_label);
+  }
   if (tool->validator) {
     boost::system::result<bj::value, cj::ParseError> args = bj::value();
     if (!parsed_arguments) {
@@ -89,6 +102,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
 
   // Admission (A1-A3): the tool's budget, then the client's cap, each with the queue.
   ToolAdmission& admission = d->admission(*tool);
+  Budget* write_lane = d->write_lane(*tool);
   tool = nullptr;
   const config::GatewayPolicy& policy = config_->policy;
   auto record = pending_.emplace(pending_.end());
@@ -99,6 +113,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   record->client_session = client;
   record->client_request_id = client_request_id;
   record->timeout = timeout;
+  const auto admitted_at = record->started_at;
   auto task = std::make_shared<CallTask>(io_);
   task->record = record;
   task->record_live = true;
@@ -118,14 +133,14 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
     const char* name;
   };
   // A named array: no initializer_list temporary lives across the co_await below.
-  const std::array<Stage, 2> stages{Stage{&admission.budget, "tool"}, Stage{client_budget, "client"}};
+  const std::array<Stage, 3> stages{Stage{&admission.budget, "tool"},
+                                     Stage{write_lane, "server's write"},
+                                     Stage{client_budget, "client"}};
   for (const Stage& stage : stages) {
     if (!stage.budget) continue;
-    auto outcome = co_await stage.budget->acquire(policy.queue_timeout, &record->work_cancel);
-    if (outcome == Budget::Outcome::granted) {
-      task->permit.add(*stage.budget);
-      continue;
-    }
+    auto outcome =
+        co_await stage.budget->acquire(policy.queue_timeout, &record->work_cancel, task->permit);
+    if (outcome == Budget::Outcome::granted) continue;
     task->permit.release();
     audit_.record({"refusal", record->client, d->name(), tool_name,
                    outcome == Budget::Outcome::cancelled  ? "cancelled_while_queued"
@@ -165,22 +180,41 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
   task->tool_name = tool_name;
   task->arguments = std::string(arguments_json);
   task->timeout = timeout;
-  std::uint64_t route = 0;
-  if (!client_progress_token.empty()) {
-    route = next_progress_token_++;
-    task->progress_token = std::to_string(route);
-    progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token),
-                                            std::move(client_request_id)};
-  }
-  asio::co_spawn(io_, run_call(task), asio::detached);
+  const std::uint64_t route = next_progress_token_++;
+  task->progress_token = std::to_string(route);
+  progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token),
+                                          std::move(client_request_id), &task->last_progress};
+  // Should run_call die of an exception, its caller is still answered (the call ends as
+  // transport_lost) and neither its record nor its permits outlive it.
+  core::spawn(io_, run_call(task), "a downstream call", [this, task] {
+    task->permit.release();
+    if (task->record_live) {
+      task->record_live = false;
+      if (task->admission && task->admission->counters.in_flight > 0) {
+        --task->admission->counters.in_flight;
+      }
+      pending_.erase(task->record);
+      if (pending_.empty() && idle_) idle_->set();
+    }
+    task->ended = true;
+    task->settled.set();
+  });
   co_await task->settled.wait();
   unregister();
-  if (route) progress_routes_.erase(route);
+  progress_routes_.erase(route);
 
   if (!task->ended) {
     // Abandoned: the work goes on (and keeps its permits) without this caller.
     if (task->abandoned_because == mcp::Reply::Status::timeout) {
-      co_return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
+      if (std::chrono::steady_clock::now() - admitted_at >= policy.max_call) {
+        co_return refuse(fmt::format(
+            "{} did not finish within the ceiling of {} ms for any call (sluice.maxCallMs), "
+            "progress or not",
+            tool_label, policy.max_call.count()));
+      }
+      co_return refuse(fmt::format(
+          "{} did not answer within {} ms (a timeout that each progress notification restarts)",
+          tool_label, timeout.count()));
     }
     if (task->operator_cancel) co_return refuse(tool_label + kCancelledByOperator);
     co_return InvokeOutcome{false, {}, true};
@@ -217,6 +251,8 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
   mcp::CallTracking tracking;
   tracking.abandon_bound = policy.abandon_bound;
   tracking.hold_after_expiry = true;  // stdio: the slot stays until the answer or the exit
+  tracking.last_progress = &task->last_progress;
+  tracking.ceiling = record.started_at + policy.max_call;
   bool expired = false;
   tracking.on_abandoned = [&](mcp::Reply::Status why) {
     record.state = PendingCall::State::abandoned;
@@ -276,6 +312,13 @@ asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
   task->settled.set();
 }
 
+std::chrono::milliseconds Gateway::call_timeout(
+    const Downstream& server, std::optional<std::chrono::milliseconds> asked) const {
+  std::chrono::milliseconds t = asked.value_or(server.config().timeout.value_or(
+      config_->policy.call_timeout));
+  return std::min(t, config_->policy.max_call);
+}
+
 std::string Gateway::list_pending(std::optional<std::string_view> server) const {
   bj::array calls;
   for (const auto& c : pending_) {
@@ -301,6 +344,16 @@ std::string Gateway::cancel_call(std::string_view request_id, bool force) {
     if (c.request_id != request_id) continue;
     bool healthy = c.state == PendingCall::State::running &&
                    std::chrono::steady_clock::now() - c.started_at < c.timeout;
+    if (force) {
+      std::string instead =
+          healthy ? fmt::format("{} is running within its timeout: wait for it to end (or to "
+                                "pass its timeout, then cancel it without force)",
+                                c.request_id)
+                  : fmt::format("{} can be cancelled without force", c.request_id);
+      if (std::string why = force_refusal("gateway.cancel", instead); !why.empty()) {
+        return error_result(why);
+      }
+    }
     if (healthy && !force) {
       return error_result(fmt::format(
           "{} is running within its timeout; cancel it anyway with force: true", c.request_id));

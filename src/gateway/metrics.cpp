@@ -1,6 +1,9 @@
 // /metrics: the gateway's counters in the Prometheus text exposition format (0.0.4).
 #include "gateway/gateway.hpp"
 
+#include "core/log.hpp"
+#include "core/spawn.hpp"
+
 #include <fmt/format.h>
 
 namespace sluice::gateway {
@@ -133,6 +136,28 @@ std::string Gateway::metrics() const {
   out += fmt::format("sluice_children {}\n", children);
   header(out, "sluice_pending_calls", "gauge", "Calls admitted and not ended, all servers.");
   out += fmt::format("sluice_pending_calls {}\n", pending_.size());
+  header(out, "sluice_list_entries_skipped", "gauge",
+         "Malformed entries skipped in a server's last listing, by server and list.");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& skipped = downstreams_[i]->skipped_entries();
+    for (auto [list, n] :
+         {std::pair{"tools", skipped.tools}, std::pair{"prompts", skipped.prompts},
+          std::pair{"resources", skipped.resources},
+          std::pair{"resource_templates", skipped.resource_templates}}) {
+      out += fmt::format("sluice_list_entries_skipped{{server=\"{}\",list=\"{}\"}} {}\n",
+                         rows[i].server, list, n);
+    }
+  }
+  header(out, "sluice_coroutine_failures_total", "counter",
+         "Coroutines and request handlers ended by an exception (each one logged).");
+  out += fmt::format("sluice_coroutine_failures_total {}\n", core::coroutine_failures());
+  header(out, "sluice_permit_over_releases_total", "counter",
+         "Releases of an admission slot that was not held (a broken invariant; release "
+         "builds).");
+  out += fmt::format("sluice_permit_over_releases_total {}\n", Budget::over_releases());
+  header(out, "sluice_log_lines_dropped_total", "counter",
+         "Log lines not written: the log's queue was full or its file or pipe took no more.");
+  out += fmt::format("sluice_log_lines_dropped_total {}\n", core::log::dropped());
   return out;
 }
 

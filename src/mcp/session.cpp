@@ -1,15 +1,14 @@
 #include "mcp/session.hpp"
 
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <charconv>
-#include <typeinfo>
 
 namespace sluice::mcp {
 namespace cj = core::json;
@@ -165,7 +164,7 @@ void Session::on_message(rpc::Message message) {
   }
   auto request = std::make_shared<IncomingRequest>(shared_from_this(), std::move(message));
   if (key) incoming_[*key] = request.get();
-  asio::co_spawn(io_, serve(request), asio::detached);
+  core::spawn(io_, serve(request), "a request being served");
 }
 
 void Session::on_oversized_frame(std::string_view head, std::size_t total_bytes) {
@@ -233,6 +232,12 @@ void Session::handle_response(rpc::Message message) {
     return;
   }
   PendingCall* call = it->second;
+  if (call->settled()) {
+    // A second answer to a call already answered (it waits to resume): the first one wins.
+    ++counters_.unmatched_responses;
+    core::log::debug("{}: dropped a second response to one request", options_.label);
+    return;
+  }
   call->status = message.kind() == rpc::Kind::result ? Reply::Status::result : Reply::Status::error;
   call->reply = std::move(message);
   call->timer.cancel();
@@ -264,9 +269,11 @@ asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {
     if (!request->answered() && !request->cancelled()) {
       request->respond_error(rpc::code::kInternalError, "the request was not answered");
     }
-  } catch (const std::exception& e) {
-    // The exception's text may quote input; only its type is logged.
-    core::log::error("{}: request handler failed ({})", options_.label, typeid(e).name());
+  } catch (...) {
+    // The request's own boundary: reported by type only (the text may quote input) and
+    // counted with the coroutine failures; the request is answered and the session goes on.
+    core::report_coroutine_failure(options_.label + ": a request handler",
+                                   std::current_exception());
     request->respond_error(rpc::code::kInternalError, "internal error");
   }
   finish_incoming(request->message());
@@ -292,6 +299,7 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   if (id_out) *id_out = id;
   PendingCall call(io_);
   call.timer.expires_after(timeout);
+  if (tracking && tracking->ceiling < call.timer.expiry()) call.timer.expires_at(tracking->ceiling);
   pending_.emplace(id, &call);
   std::string id_text = std::to_string(id);
   send_related(rpc::make_request(id_text, method, params_json), related);
@@ -325,6 +333,15 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
       if (!deadline_passed && !call.cancel_requested) {
         call.timer.expires_at(deadline);
         continue;
+      }
+      if (deadline_passed && !call.cancel_requested && tracking && tracking->last_progress) {
+        // Progress since the timer was set moves the deadline (up to the ceiling).
+        auto next = std::min(*tracking->last_progress + timeout, tracking->ceiling);
+        if (next > deadline) {
+          deadline = next;
+          call.timer.expires_at(deadline);
+          continue;
+        }
       }
       Reply::Status why = deadline_passed ? Reply::Status::timeout : Reply::Status::cancelled;
       if (why == Reply::Status::timeout) ++counters_.timeouts;

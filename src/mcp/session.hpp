@@ -84,6 +84,11 @@ struct Reply {
 struct CallTracking {
   std::chrono::milliseconds abandon_bound{120000};
   bool hold_after_expiry = true;
+  // The timeout as an inactivity timeout: when set, the time of the call's latest progress
+  // (written by whoever sees its notifications/progress); the call times out `timeout` after
+  // the later of its start and that, and never after `ceiling`.
+  const std::chrono::steady_clock::time_point* last_progress = nullptr;
+  std::chrono::steady_clock::time_point ceiling = std::chrono::steady_clock::time_point::max();
   std::function<void(Reply::Status why)> on_abandoned;  // once: cancelled or timeout
   std::function<void()> on_expired;                     // once
 };

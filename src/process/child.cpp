@@ -81,10 +81,15 @@ std::optional<std::string> resolve_program(const SpawnSpec& spec) {
 }  // namespace
 
 core::Result<std::unique_ptr<Child>> Child::spawn(const SpawnSpec& spec) {
+  // Errors name the command as resolved and the working directory (configuration, not
+  // secrets), so that a wrong path or folder can be seen at once.
   auto program = resolve_program(spec);
-  if (!program) return core::make_error("command not found in PATH");
+  if (!program) return core::make_error("command " + spec.program + " was not found in PATH");
+  const std::string where =
+      spec.cwd.empty() ? std::string("sluice's working directory") : spec.cwd;
   if (!spec.cwd.empty() && access(spec.cwd.c_str(), X_OK) != 0) {
-    return core::make_error("working directory is not accessible");
+    return core::make_error("working directory " + spec.cwd +
+                            " is not accessible: " + std::strerror(errno));
   }
   auto in = make_pipe();
   if (!in) return in.error();
@@ -126,7 +131,9 @@ core::Result<std::unique_ptr<Child>> Child::spawn(const SpawnSpec& spec) {
   int rc = posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return core::make_error(std::string("cannot start: ") + std::strerror(rc));
+  if (rc != 0) {
+    return core::make_error("cannot run " + *program + " in " + where + ": " + std::strerror(rc));
+  }
 
   std::unique_ptr<Child> child(new Child());
   child->pid_ = pid;

@@ -25,8 +25,10 @@ class Admission : public ::testing::Test {
     auto cfg = dir_.write("cfg/.mcp.json",
                           R"({"mcpServers":{"fx":)" + fx + R"(},"sluice":)" + policy + "}");
     sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string()}, dir_.path(),
-        dir_.path());
+        // debug: the fixture's stderr (which says what cancels it received) is logged there.
+        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(),
+                                 "--log-level", "debug"},
+        dir_.path(), dir_.path());
     sluice_->initialize();
     auto c = sluice_->call_tool("gateway.connect_server", R"({"server_name":"fx"})");
     ASSERT_FALSE(is_error(c)) << text_of(c);

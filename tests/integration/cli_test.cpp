@@ -5,6 +5,16 @@
 
 #include <boost/json/parse.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <regex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace sluice::test {
 namespace {
 namespace bj = boost::json;
@@ -96,10 +106,146 @@ TEST_F(Cli, VersionPrintsTheVersion) {
   EXPECT_EQ(r.out.rfind("sluice ", 0), 0u) << r.out;
 }
 
-TEST_F(Cli, AnUnknownOptionIsAUsageErrorThatDoesNotEchoIt) {
-  auto r = run_sluice({"--SENTINEL-flag"}, dir_.path(), dir_.path());
-  EXPECT_NE(r.exit_code, 0);
+// Usage errors: exit 2, one line naming what was wrong (an option or command by its name, the
+// valid values or range), never the rejected value and never the parser's internal names.
+void expect_usage_error(const RunResult& r, std::initializer_list<std::string_view> says) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  for (std::string_view s : says) EXPECT_NE(r.err.find(s), std::string::npos) << s << "\n" << r.err;
+  for (std::string_view internal : {"Error", "invalid command line", "not expected"}) {
+    EXPECT_EQ(r.err.find(internal), std::string::npos) << internal << "\n" << r.err;
+  }
+}
+
+TEST_F(Cli, AnUnknownOptionIsNamedWhenItIsAPlainName) {
+  auto r = run_sluice({"--frobnicate-now"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"unknown option --frobnicate-now", "sluice --help"});
+}
+
+TEST_F(Cli, AnUnknownOptionIsNamedButItsValueIsNot) {
+  auto r = run_sluice({"serve", "--token=SENTINEL-value"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"unknown option --token", "sluice serve --help"});
+  EXPECT_EQ(r.err.find("SENTINEL-value"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AnUnknownOptionThatIsNotAPlainNameIsDescribedNotEchoed) {
+  auto r = run_sluice({"--SENTINEL-flag;$(id)"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"unknown option (a string of 21 characters)"});
   EXPECT_EQ((r.out + r.err).find("SENTINEL-flag"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AnOptionOfAnotherCommandSaysWhichCommandHasIt) {
+  auto r = run_sluice({"--transport", "http"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"unknown option --transport", "sluice serve"});
+}
+
+TEST_F(Cli, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
+  auto r = run_sluice({"frobnicate"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"unknown command frobnicate", "serve, call, servers, demo"});
+  EXPECT_EQ(r.err.find("demo-server"), std::string::npos) << "internal commands stay hidden";
+}
+
+TEST_F(Cli, AnUnexpectedArgumentIsDescribedNotEchoed) {
+  auto r = run({"call", "fx::echo", "SENTINEL-extra"});
+  expect_usage_error(r, {"unexpected argument (a string of 14 characters)", "sluice call --help"});
+  EXPECT_EQ(r.err.find("SENTINEL-extra"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AValueOutOfRangeNamesTheOptionAndTheRangeNotTheValue) {
+  auto r = run_sluice({"serve", "--transport", "http", "--port", "70123"}, dir_.path(),
+                      dir_.path());
+  expect_usage_error(r, {"--port must be an integer from 0 to 65535"});
+  EXPECT_EQ(r.err.find("70123"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AValueThatIsNotANumberNamesTheOptionAndTheRangeNotTheValue) {
+  auto r = run({"call", "fx::echo", "--timeout-ms", "SENTINEL-ms"});
+  expect_usage_error(r, {"--timeout-ms must be an integer from 1000 to "});
+  EXPECT_EQ(r.err.find("SENTINEL-ms"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AValueOutsideTheChoicesListsTheChoices) {
+  auto r = run_sluice({"--expose", "SENTINEL-expose"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"--expose must be one of meta, all, meta,all"});
+  EXPECT_EQ(r.err.find("SENTINEL-expose"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, AMissingArgumentSaysWhatIsMissing) {
+  auto r = run_sluice({"call"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"call needs SERVER::TOOL"});
+}
+
+TEST_F(Cli, AnOptionWithoutItsValueSaysItNeedsOne) {
+  auto r = run_sluice({"call", "fx::echo", "--args"}, dir_.path(), dir_.path());
+  expect_usage_error(r, {"--args needs a value"});
+}
+
+TEST_F(Cli, AFlagGivenAValueSaysItTakesNone) {
+  auto r = run({"servers", "--json=SENTINEL-yes"});
+  expect_usage_error(r, {"--json takes no value"});
+  EXPECT_EQ(r.err.find("SENTINEL-yes"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, HttpOptionsWithoutTheHttpTransportAreRefusedNotIgnored) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"serve", "--port", "3345"},
+                                        {"serve", "--transport", "stdio", "--auth-token", "t"},
+                                        {"serve", "--allow-host", "example.test"}}) {
+    auto r = run_sluice(args, dir_.path(), dir_.path());
+    expect_usage_error(r, {"applies only with --transport http"});
+  }
+}
+
+TEST_F(Cli, OptionsBeforeACommandAreRefusedNotIgnored) {
+  auto r = run_sluice({"--config", config_.string(), "call", "fx::echo"}, dir_.path(),
+                      dir_.path());
+  expect_usage_error(r, {"--config", "after `call`"});
+}
+
+TEST_F(Cli, HelpListsTheChoicesOfExposeOnceAndExitsZero) {
+  auto r = run_sluice({"--help"}, dir_.path(), dir_.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::size_t line = r.out.find("--expose");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  std::string expose = r.out.substr(line, r.out.find("\n  -", line + 1) - line);
+  EXPECT_EQ(expose.find("meta,all"), expose.rfind("meta,all")) << expose;
+  EXPECT_EQ(expose.find("{"), std::string::npos) << expose;
+}
+
+TEST_F(Cli, EachCommandsHelpExitsZero) {
+  for (const char* command : {"serve", "call", "servers", "demo"}) {
+    auto r = run_sluice({command, "--help"}, dir_.path(), dir_.path());
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << command << "\n" << r.out;
+  }
+}
+
+// The docs and the source comments name only commands that exist: every `sluice <command>` in
+// README.md, docs/*.md and src/ has a help of its own (an unknown word before --help gets the
+// top-level help).
+TEST_F(Cli, EveryCommandTheDocsNameExists) {
+  namespace fs = std::filesystem;
+  const fs::path root(SLUICE_SOURCE_DIR);
+  std::vector<fs::path> files{root / "README.md"};
+  for (const auto& entry : fs::directory_iterator(root / "docs")) files.push_back(entry.path());
+  for (const auto& entry : fs::recursive_directory_iterator(root / "src")) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  static const std::regex kCommand("`sluice ([a-z][a-z-]*)");
+  std::set<std::string> commands;
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (std::sregex_iterator it(text.begin(), text.end(), kCommand), end; it != end; ++it) {
+      commands.insert((*it)[1].str());
+    }
+  }
+  EXPECT_TRUE(commands.contains("call")) << "the scan is not reading the docs";
+  for (const std::string& command : commands) {
+    auto r = run_sluice({command, "--help"}, dir_.path(), dir_.path());
+    EXPECT_NE(r.out.find("Usage: sluice " + command + " "), std::string::npos)
+        << "`sluice " << command << "` is named but is not a command\n"
+        << r.out;
+  }
 }
 
 TEST_F(Cli, DemoRunsTheWholeTourWithNoConfigurationOnTheMachine) {

@@ -200,6 +200,39 @@ TEST_F(SessionTest, AResponseWithAnUnknownIdIsDroppedAndCounted) {
   EXPECT_EQ(frames().size(), 1u);
 }
 
+TEST_F(SessionTest, TheFirstAnswerToARequestWinsAndLaterOnesAreDroppedAsUnmatched) {
+  start(rpc::Strictness::peer);
+  std::uint64_t id = 0;
+  ReplySlot reply = start_request("tools/call", "{}", 10s, nullptr, &id);
+  ASSERT_TRUE(run_until([&] { return frames().size() == 1; }));
+  // Three answers arrive in one read, before the waiting request resumes.
+  const std::string n = std::to_string(id);
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + n + R"(,"result":{"answer":1}})");
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + n + R"(,"result":{"answer":2}})");
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + n + R"(,"error":{"code":-1,"message":"3"}})");
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  ASSERT_EQ((*reply)->status, Reply::Status::result);
+  EXPECT_EQ((*reply)->message->result(), R"({"answer":1})");
+  EXPECT_EQ(session_->counters().unmatched_responses, 2u);
+  // One more after the request ended is unmatched too.
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + n + R"(,"result":{"answer":4}})");
+  EXPECT_EQ(session_->counters().unmatched_responses, 3u);
+}
+
+TEST_F(SessionTest, AnAnswerAfterAnOversizedOneDoesNotReplaceItsError) {
+  start(rpc::Strictness::peer);
+  std::uint64_t id = 0;
+  ReplySlot reply = start_request("tools/call", "{}", 10s, nullptr, &id);
+  ASSERT_TRUE(run_until([&] { return frames().size() == 1; }));
+  const std::string n = std::to_string(id);
+  session_->on_oversized_frame(R"({"jsonrpc":"2.0","id":)" + n + R"(,"result":{"x":"yyy)",
+                               20'000'000);
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + n + R"(,"result":{"answer":2}})");
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  EXPECT_EQ((*reply)->status, Reply::Status::error);
+  EXPECT_EQ(session_->counters().unmatched_responses, 1u);
+}
+
 TEST_F(SessionTest, ARequestThatTimesOutSendsCancelledWithItsOwnId) {
   start(rpc::Strictness::peer);
   std::uint64_t id = 0;

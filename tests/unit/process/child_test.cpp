@@ -104,12 +104,20 @@ TEST(Child, StdinIsAPipeTheGatewayOwns) {
   EXPECT_EQ(read_all(out.get()), "got hello\n");
 }
 
-TEST(Child, AMissingCommandIsAnErrorWithoutItsName) {
+// A command is configuration, not a secret: the error names it (issue 9 item 24), and the
+// working directory when that is what is wrong.
+TEST(Child, AMissingCommandIsAnErrorThatNamesTheCommand) {
   SpawnSpec spec;
-  spec.program = "sluice-no-such-command-SENTINEL";
+  spec.program = "sluice-no-such-command-3f9";
   auto c = Child::spawn(spec);
   ASSERT_FALSE(c.has_value());
-  EXPECT_EQ(c.error().message.find("SENTINEL"), std::string::npos);
+  EXPECT_EQ(c.error().message, "command sluice-no-such-command-3f9 was not found in PATH");
+  spec.program = "/bin/true";
+  spec.cwd = "/nonexistent-dir-3f9";
+  auto d = Child::spawn(spec);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_NE(d.error().message.find("working directory /nonexistent-dir-3f9"), std::string::npos)
+      << d.error().message;
 }
 
 TEST(Child, HasExitedPeeksWithoutReapingAndGroupSignalsStopAfterTheReap) {
