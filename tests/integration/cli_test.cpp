@@ -2,6 +2,7 @@
 #include "harness.hpp"
 
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <boost/json/parse.hpp>
 
@@ -9,7 +10,6 @@
 #include <fstream>
 #include <initializer_list>
 #include <iterator>
-#include <regex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -230,14 +230,14 @@ TEST_F(Cli, EveryCommandTheDocsNameExists) {
   for (const auto& entry : fs::recursive_directory_iterator(root / "src")) {
     if (entry.is_regular_file()) files.push_back(entry.path());
   }
-  static const std::regex kCommand("`sluice ([a-z][a-z-]*)");
+  static const re2::RE2 kCommand("`sluice ([a-z][a-z-]*)");
   std::set<std::string> commands;
   for (const fs::path& file : files) {
     std::ifstream in(file, std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (std::sregex_iterator it(text.begin(), text.end(), kCommand), end; it != end; ++it) {
-      commands.insert((*it)[1].str());
-    }
+    re2::StringPiece rest(text);
+    std::string command;
+    while (re2::RE2::FindAndConsume(&rest, kCommand, &command)) commands.insert(command);
   }
   EXPECT_TRUE(commands.contains("call")) << "the scan is not reading the docs";
   for (const std::string& command : commands) {

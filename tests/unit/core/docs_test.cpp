@@ -1,10 +1,10 @@
 // The documentation describes only what is built: every source folder that README.md or a page
 // under docs/ names exists and holds sources.
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -33,11 +33,11 @@ std::vector<fs::path> doc_pages() {
 
 // The `src/<folder>/` names in `text`.
 std::set<std::string> source_folders_named(const std::string& text) {
-  static const std::regex kFolder(R"(\bsrc/([a-z_]+)/)");
+  static const re2::RE2 kFolder(R"(\bsrc/([a-z_]+)/)");
   std::set<std::string> folders;
-  for (std::sregex_iterator it(text.begin(), text.end(), kFolder), end; it != end; ++it) {
-    folders.insert((*it)[1].str());
-  }
+  re2::StringPiece rest(text);
+  std::string folder;
+  while (re2::RE2::FindAndConsume(&rest, kFolder, &folder)) folders.insert(folder);
   return folders;
 }
 
