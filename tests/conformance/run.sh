@@ -63,33 +63,41 @@ trap cleanup EXIT
 printf '{"mcpServers":{"conformance":{"command":"%s"}}}\n' "$fixture" > "$work/mcp.json"
 
 if [[ "$mode" == stdio || "$mode" == stdio-alpha ]]; then
-  # A free loopback port: try a few random ones (bounded).
+  # The bridge in its own process group (setsid), bounded by timeout, bound to 127.0.0.1, on a
+  # free loopback port below the kernel's ephemeral range (32768 and up), so that client
+  # sockets of tests running beside this one cannot take it. A port taken between the check
+  # and the bind (EADDRINUSE) is retried on another one (bounded).
   port=""
-  for _ in $(seq 20); do
-    candidate=$((20000 + RANDOM % 20000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
-      port=$candidate
-      break
-    fi
-  done
-  [[ -n "$port" ]] || { echo "run.sh: no free loopback port found" >&2; exit 1; }
-
-  # The bridge in its own process group (setsid), bounded by timeout, bound to 127.0.0.1.
-  HOME="$work" NODE_OPTIONS="--require $here/shim/loopback.cjs" setsid timeout 600 \
-    node node_modules/supergateway/dist/index.js \
-    --stdio "$sluice serve --no-discover --config $work/mcp.json --expose all --passthrough --log-level warn" \
-    --outputTransport streamableHttp --stateful --port "$port" >"$work/bridge.log" 2>&1 &
-  server_pid=$!
-
-  # Wait (bounded) until it listens.
-  for _ in $(seq 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-    if ! kill -0 "$server_pid" 2>/dev/null; then
+  for _attempt in $(seq 5); do
+    candidate=""
+    for _ in $(seq 20); do
+      c=$((20000 + RANDOM % 12000))
+      if ! (exec 3<>"/dev/tcp/127.0.0.1/$c") 2>/dev/null; then
+        candidate=$c
+        break
+      fi
+    done
+    [[ -n "$candidate" ]] || { echo "run.sh: no free loopback port found" >&2; exit 1; }
+    HOME="$work" NODE_OPTIONS="--require $here/shim/loopback.cjs" setsid timeout 600 \
+      node node_modules/supergateway/dist/index.js \
+      --stdio "$sluice serve --no-discover --config $work/mcp.json --expose all --passthrough --log-level warn" \
+      --outputTransport streamableHttp --stateful --port "$candidate" >"$work/bridge.log" 2>&1 &
+    server_pid=$!
+    # Wait (bounded) until it listens, or has exited.
+    for _ in $(seq 200); do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then port=$candidate; break; fi
+      kill -0 "$server_pid" 2>/dev/null || break
+      sleep 0.05
+    done
+    [[ -n "$port" ]] && break
+    kill -TERM -- "-$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    if ! grep -q EADDRINUSE "$work/bridge.log"; then
       cat "$work/bridge.log" >&2
       exit 1
     fi
-    sleep 0.05
   done
+  [[ -n "$port" ]] || { echo "run.sh: the bridge found no free port" >&2; cat "$work/bridge.log" >&2; exit 1; }
 
   stdio_args=()
   stdio_baseline="$here/baseline-stdio.yml"
