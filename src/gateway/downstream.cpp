@@ -609,6 +609,14 @@ asio::awaitable<void> Downstream::drain_stderr(
   core::TokenBucket bytes(
       byte_rate, std::max(2 * byte_rate, static_cast<double>(limits_.max_stderr_line_bytes)));
   std::uint64_t suppressed = 0;
+  // The count of lines not logged is reported at most once a second (and at the end), not
+  // after every line a sustained flood lets through.
+  auto reported_at = core::TokenBucket::Clock::time_point{};
+  auto report = [&] {
+    core::log::warn("server {} stderr: {} lines not logged (over {} lines/s or {} bytes/s)", name,
+                    suppressed, limits_.stderr_lines_per_second, limits_.stderr_bytes_per_second);
+    suppressed = 0;
+  };
   auto log_line = [&](const core::Line& line) {
     if (core::log::level() > core::log::Level::debug) return;
     auto now = core::TokenBucket::Clock::now();
@@ -616,11 +624,9 @@ asio::awaitable<void> Downstream::drain_stderr(
       ++suppressed;
       return;
     }
-    if (suppressed > 0) {
-      core::log::warn("server {} stderr: {} lines not logged (over {} lines/s or {} bytes/s)",
-                      name, suppressed, limits_.stderr_lines_per_second,
-                      limits_.stderr_bytes_per_second);
-      suppressed = 0;
+    if (suppressed > 0 && now - reported_at >= std::chrono::seconds(1)) {
+      reported_at = now;
+      report();
     }
     core::log::debug("server {} stderr: {}{}", name, line.text,
                      line.truncated ? " (truncated)" : "");
@@ -634,6 +640,7 @@ asio::awaitable<void> Downstream::drain_stderr(
     splitter.feed(std::string_view(buf.data(), n), log_line);
   }
   splitter.finish(log_line);
+  if (suppressed > 0) report();
 }
 
 asio::awaitable<void> Downstream::relist_other(std::string notification) {

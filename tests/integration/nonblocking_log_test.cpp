@@ -154,6 +154,34 @@ TEST(ChildStderr, ReloggedLinesHaveAByteBudgetAsWellAsALineBudget) {
   EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
 }
 
+// Under a sustained flood the count of lines not logged is reported at most once a second, not
+// after every line the budget lets through (which doubled the log it protects).
+TEST(ChildStderr, ASustainedFloodReportsItsDropsAtMostOnceASecond) {
+  TempDir dir;
+  std::string marker = new_marker();
+  auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"fx":)" +
+                                        fixture_entry(marker, {"--mode=flood-stderr-lines"}) +
+                                        R"(},"autoStart":["fx"]})");
+  {
+    Sluice s({"serve", "--no-discover", "--config", cfg.string(), "--log-level", "debug"},
+             dir.path(), dir.path());
+    s.initialize();
+    // 250 logged lines: the burst (100) and then about 3 s at 50 lines/s.
+    auto deadline = std::chrono::steady_clock::now() + kGuard;
+    while (count_of(s.stderr_text(), "stderr: eee") < 250 &&
+           std::chrono::steady_clock::now() < deadline) {
+      s.request("ping", "");
+    }
+    std::string err = s.stderr_text();
+    ASSERT_GE(count_of(err, "stderr: eee"), 250u);
+    std::size_t reports = count_of(err, "lines not logged");
+    EXPECT_GE(reports, 1u);
+    EXPECT_LE(reports, 8u) << "reports of dropped lines for 250 lines logged";
+    expect_clean_exit(s);
+  }
+  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+}
+
 TEST(LogFile, AFullFileSystemDropsAndCountsAndNeverBlocks) {
   TempDir dir;
   std::string marker = new_marker();
