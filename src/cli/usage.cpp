@@ -35,10 +35,6 @@ bool is_plain_identifier(std::string_view name) {
   });
 }
 
-std::string describe_text(std::string_view text) {
-  return core::describe_value(boost::json::value(boost::json::string_view(text)));
-}
-
 // "sluice" or "sluice call".
 std::string command_path(const CLI::App& where) {
   if (where.get_parent() == nullptr) return "sluice";
@@ -109,10 +105,9 @@ std::string accepted_values(CLI::Option& option) {
     const std::size_t dash = description.find(" - ", in);
     if (in != std::string::npos && dash != std::string::npos && description.back() == ']') {
       const std::string_view text(description);
-      return fmt::format("{} from {} to {}",
-                         text.substr(0, in) == "FLOAT" ? "a number" : "an integer",
-                         text.substr(in + 5, dash - in - 5),
-                         text.substr(dash + 3, text.size() - dash - 4));
+      return fmt::format(
+          "{} from {} to {}", text.substr(0, in) == "FLOAT" ? "a number" : "an integer",
+          text.substr(in + 5, dash - in - 5), text.substr(dash + 3, text.size() - dash - 4));
     }
     if (description.size() > 2 && description.front() == '{' && description.back() == '}') {
       return "one of " + description.substr(1, description.size() - 2);
@@ -158,15 +153,15 @@ std::string unknown_argument(CLI::App& app, CLI::App& where, const std::string& 
     std::string name = arg.substr(0, arg.find('='));
     std::string_view bare(name);
     bare.remove_prefix(bare.starts_with("--") ? 2 : 1);
-    if (!is_plain_identifier(bare)) return "unknown option (" + describe_text(arg) + ")";
+    if (!is_plain_identifier(bare)) return "unknown option (" + core::describe_text(arg) + ")";
     return "unknown option " + name + defined_elsewhere(app, where, name);
   }
   if (&where == &app && app.get_subcommands().empty()) {
-    const std::string command = is_plain_identifier(arg) ? arg : "(" + describe_text(arg) + ")";
-    return "unknown command " + command + "; the commands are " +
-           join(public_commands(app), ", ");
+    const std::string command =
+        is_plain_identifier(arg) ? arg : "(" + core::describe_text(arg) + ")";
+    return "unknown command " + command + "; the commands are " + join(public_commands(app), ", ");
   }
-  return "unexpected argument (" + describe_text(arg) + ")";
+  return "unexpected argument (" + core::describe_text(arg) + ")";
 }
 
 }  // namespace

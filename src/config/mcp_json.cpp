@@ -68,9 +68,6 @@ core::Error wrong_type(const Where& at, std::string_view expected, const bj::val
   return problem(at, fmt::format("expected {}, found {}", expected, core::describe_value(found)));
 }
 
-std::string describe_name(std::string_view name) {
-  return core::describe_value(bj::value(bj::string_view(name.data(), name.size())));
-}
 
 bool is_ascii_alnum(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
@@ -329,7 +326,7 @@ class FileParser {
         Where at{"$.mcpServers.entry", ++position};
         std::string_view name(kv.key().data(), kv.key().size());
         if (!is_valid_server_name(name)) {
-          return problem(at, fmt::format("invalid server name ({})", describe_name(name)),
+          return problem(at, fmt::format("invalid server name ({})", core::describe_text(name)),
                          kNameRule);
         }
         core::Result<ServerConfig> server = parse_server(name, kv.value(), at, unknown);
@@ -524,7 +521,7 @@ class FileParser {
         std::string_view name(kv.key().data(), kv.key().size());
         if (!is_env_name(name)) {
           return problem(where.key("entry"),
-                         fmt::format("invalid variable name ({})", describe_name(name)),
+                         fmt::format("invalid variable name ({})", core::describe_text(name)),
                          "expected a non-empty name without \"=\" or NUL");
         }
         core::Result<std::string_view> value =
@@ -565,7 +562,7 @@ class FileParser {
         std::string_view name(kv.key().data(), kv.key().size());
         if (!is_header_name(name)) {
           return problem(where.key("entry"),
-                         fmt::format("invalid header name ({})", describe_name(name)),
+                         fmt::format("invalid header name ({})", core::describe_text(name)),
                          "expected HTTP token characters");
         }
         if (!lowered.insert(ascii_lower(name)).second) {

@@ -63,9 +63,13 @@ bool is_plain_name(std::string_view name) {
   return true;
 }
 
+std::string describe_text(std::string_view text) {
+  return describe_value(boost::json::value(boost::json::string_view(text.data(), text.size())));
+}
+
 std::string show_name(std::string_view name) {
   if (is_plain_name(name)) return std::string(name);
-  return describe_value(boost::json::value(boost::json::string_view(name.data(), name.size())));
+  return describe_text(name);
 }
 
 namespace {

@@ -11,6 +11,9 @@ namespace sluice::core {
 
 std::string describe_value(const boost::json::value& v);
 
+// describe_value of `text` as a JSON string: "a string of 12 characters".
+std::string describe_text(std::string_view text);
+
 // "a string", "an object", ... (the JSON kind with its article).
 std::string describe_kind(const boost::json::value& v);
 

@@ -198,6 +198,8 @@ class Downstream {
   asio::awaitable<void> restart_with_backoff();
   std::chrono::milliseconds backoff_delay() const;
   void fail(std::string reason);
+  // Why a server that sent a line over the message cap was stopped (value-free).
+  std::string overlong_line_reason() const;
   // Identifies this generation's processes (and descendants that keep their environment).
   std::string spawn_token() const;
   void on_notification(const rpc::Message& message);

@@ -2,6 +2,7 @@
 // file (issue 9 item 4), an entry that starts sluice itself (item 21); and that a large
 // configuration is merged in time linear in its size (item 12).
 #include "config/discovery.hpp"
+#include "config_files.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -27,31 +28,8 @@ using ::testing::SizeIs;
 
 constexpr std::string_view kSentinel = "SNTL7q";
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "sluice-guards-XXXXXX").string();
-    char* made = ::mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr);
-    path_ = fs::canonical(pattern);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write(const fs::path& file, std::string_view text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-}
+using test::TempDir;
+using test::write;
 
 void write_executable(const fs::path& file, std::string_view text) {
   write(file, text);

@@ -1,4 +1,5 @@
 #include "config/discovery.hpp"
+#include "config_files.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -21,32 +22,8 @@ using ::testing::SizeIs;
 
 constexpr std::string_view kSentinel = "SNTL7q";
 
-// A fresh directory under the system temp folder, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "sluice-config-XXXXXX").string();
-    char* made = ::mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr);
-    path_ = fs::canonical(pattern);  // comparisons below use resolved paths
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write(const fs::path& file, std::string_view text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-}
+using test::TempDir;
+using test::write;
 
 std::string server_file(std::initializer_list<std::string_view> names) {
   std::string text = R"({"mcpServers": {)";

@@ -1,6 +1,7 @@
 // The "sluice" admission settings of `.mcp.json`: per-server budgets, the gateway-wide
 // settings, their validation and their merge across files (first file that sets a key wins).
 #include "config/discovery.hpp"
+#include "config_files.hpp"
 #include "config/mcp_json.hpp"
 
 #include <gmock/gmock.h>
@@ -224,32 +225,8 @@ TEST(PolicyParse, ToolBudgetsWithoutAServerBudget) {
 
 // ---- discovery: merge across files ----
 
-// A fresh directory under the system temp folder, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "sluice-policy-XXXXXX").string();
-    char* made = ::mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr);
-    path_ = fs::canonical(pattern);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-void write(const fs::path& file, std::string_view text) {
-  fs::create_directories(file.parent_path());
-  std::ofstream out(file, std::ios::binary);
-  out << text;
-}
+using test::TempDir;
+using test::write;
 
 std::vector<std::string> names_of(const GatewayConfig& config) {
   std::vector<std::string> names;
