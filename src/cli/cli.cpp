@@ -1,5 +1,7 @@
 #include "cli/cli.hpp"
 
+#include "core/version.hpp"
+
 #include "cli/demo_server.hpp"
 #include "cli/serve.hpp"
 #include "cli/usage.hpp"
@@ -16,7 +18,6 @@
 namespace sluice::cli {
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
 
 // A duration option given in milliseconds.
 void add_millis(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
@@ -75,7 +76,7 @@ std::string self_path(const char* argv0) {
 
 int run(int argc, char** argv) {
   CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
-  app.set_version_flag("--version", std::string("sluice ") + kVersion);
+  app.set_version_flag("--version", std::string("sluice ") + core::kVersion);
   app.require_subcommand(0, 1);
   // Arguments nobody takes are kept, not turned into an error text that repeats them: the
   // usage error names them only when they are plain names (usage.hpp). Commands inherit this.

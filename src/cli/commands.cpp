@@ -76,7 +76,7 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
   // P9: a signal cancels the call (the cancel is forwarded), then the children are torn
   // down as `serve` tears them down, with no drain (the operator asked to stop), and the
   // exit code is 128+n. The call's own end takes the same path.
-  mcp::CancelSignal cancel;
+  core::CancelSignal cancel;
   OrderlyShutdown shutdown(io, gw, std::chrono::milliseconds(0), [&] { cancel.cancel(); }, [] {});
   gw.start();
   int exit_code = 0;

@@ -1,5 +1,7 @@
 #include "cli/demo_server.hpp"
 
+#include "core/version.hpp"
+
 #include "core/json.hpp"
 #include "mcp/stdio_server.hpp"
 
@@ -146,7 +148,7 @@ void add_tool(StdioServer& server, std::string_view name, std::string_view title
 }  // namespace
 
 int run_demo_server() {
-  StdioServer server("sluice-demo", "0.1.0");
+  StdioServer server("sluice-demo", core::kVersion);
   add_tool(server, "echo", "Echo",
            "Returns the given text unchanged. Handy for checking that a call reaches the "
            "server and comes back intact.",

@@ -6,8 +6,9 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include "core/clock.hpp"
 
 #include <chrono>
 #include <list>
@@ -33,10 +34,10 @@ class Event {
 
   // Resumes when set, when `timeout` passes, or when the Event is destroyed; returns
   // whether it was set.
-  boost::asio::awaitable<bool> wait_for(std::chrono::steady_clock::duration timeout) {
+  boost::asio::awaitable<bool> wait_for(Clock::duration timeout) {
     std::shared_ptr<State> state = state_;  // outlives this Event if need be
     if (state->set) co_return true;
-    boost::asio::steady_timer timer(io_, timeout);
+    Timer timer(io_, timeout);
     auto it = state->waiters.insert(state->waiters.end(), &timer);
     boost::system::error_code ec;
     co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
@@ -47,7 +48,7 @@ class Event {
   boost::asio::awaitable<void> wait() {
     std::shared_ptr<State> state = state_;
     while (!state->set && !state->destroyed) {
-      boost::asio::steady_timer timer(io_, std::chrono::hours(24));
+      Timer timer(io_, std::chrono::hours(24));
       auto it = state->waiters.insert(state->waiters.end(), &timer);
       boost::system::error_code ec;
       co_await timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
@@ -59,7 +60,7 @@ class Event {
   struct State {
     bool set = false;
     bool destroyed = false;
-    std::list<boost::asio::steady_timer*> waiters;
+    std::list<Timer*> waiters;
   };
   boost::asio::io_context& io_;
   std::shared_ptr<State> state_;

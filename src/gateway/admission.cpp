@@ -23,7 +23,7 @@ Budget::~Budget() {
 }
 
 asio::awaitable<Budget::Outcome> Budget::acquire(std::chrono::milliseconds queue_timeout,
-                                                 mcp::CancelSignal* cancel, Permit& into) {
+                                                 core::CancelSignal* cancel, Permit& into) {
   if (cancel && cancel->cancelled()) co_return Outcome::cancelled;
   if (held_ < capacity_ && queue_.empty()) {
     ++held_;

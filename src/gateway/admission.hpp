@@ -46,7 +46,7 @@ class Budget {
   // added to `into` (which must outlive the wait), else `into` is unchanged. A cancel while
   // queued leaves the queue without a slot.
   asio::awaitable<Outcome> acquire(std::chrono::milliseconds queue_timeout,
-                                   mcp::CancelSignal* cancel, Permit& into);
+                                   core::CancelSignal* cancel, Permit& into);
 
   std::size_t capacity() const { return capacity_; }
   std::size_t held() const { return held_; }

@@ -4,6 +4,7 @@
 #include "core/log.hpp"
 #include "core/spawn.hpp"
 #include "core/token_bucket.hpp"
+#include "core/version.hpp"
 #include "mcp/protocol.hpp"
 
 #include <boost/asio/redirect_error.hpp>
@@ -291,7 +292,7 @@ asio::awaitable<bool> Downstream::handshake() {
                                  : "{}";
   std::string params = R"({"protocolVersion":)" + cj::quote(mcp::kLatestVersion) +
                        R"(,"capabilities":)" + capabilities +
-                       R"(,"clientInfo":{"name":"sluice","version":"0.1.0"}})";
+                       R"(,"clientInfo":{"name":"sluice","version":)" + cj::quote(core::kVersion) + "}}";
   auto reply = co_await session_->request("initialize", params, limits_.initialize_timeout);
   if (!reply.ok()) {
     fail(reply.status == mcp::Reply::Status::timeout ? "initialize timed out"
@@ -324,7 +325,7 @@ void Downstream::notify(std::string_view method, std::string_view params) {
 
 asio::awaitable<mcp::Reply> Downstream::forward(std::string method, std::string params,
                                                 std::chrono::milliseconds timeout,
-                                                mcp::CancelSignal* cancel) {
+                                                core::CancelSignal* cancel) {
   if (!session_ || status_ != Status::online) co_return mcp::Reply{mcp::Reply::Status::closed, {}};
   auto session = session_;
   mcp::Reply reply = co_await session->request(std::move(method), std::move(params), timeout, cancel);
@@ -334,7 +335,7 @@ asio::awaitable<mcp::Reply> Downstream::forward(std::string method, std::string 
 asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
                                                   std::string_view arguments_json,
                                                   std::chrono::milliseconds timeout,
-                                                  mcp::CancelSignal* cancel,
+                                                  core::CancelSignal* cancel,
                                                   std::string_view progress_token,
                                                   const mcp::CallTracking* tracking) {
   if (!session_ || status_ != Status::online) co_return mcp::Reply{mcp::Reply::Status::closed, {}};

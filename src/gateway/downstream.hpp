@@ -111,7 +111,7 @@ class Downstream {
   // in _meta when non-empty.
   asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
-                                        mcp::CancelSignal* cancel,
+                                        core::CancelSignal* cancel,
                                         std::string_view progress_token,
                                         const mcp::CallTracking* tracking = nullptr);
 
@@ -144,7 +144,7 @@ class Downstream {
   // Sends one request as it is and returns the answer (aggregate-mode routing).
   asio::awaitable<mcp::Reply> forward(std::string method, std::string params,
                                       std::chrono::milliseconds timeout,
-                                      mcp::CancelSignal* cancel);
+                                      core::CancelSignal* cancel);
 
   // The admission of one tool (created at first use with its resolved budget).
   ToolAdmission& admission(const ToolEntry& tool);

@@ -7,6 +7,7 @@
 // sessions are owned by their transports. Threading: the one io_context thread.
 // shutdown() tears every downstream down (GATEWAY-INVARIANTS P4) and must complete before
 // the Gateway is destroyed.
+#include "core/version.hpp"
 #include "config/gateway_config.hpp"
 #include "core/limits.hpp"
 #include "gateway/catalog_index.hpp"
@@ -39,7 +40,7 @@ namespace sluice::gateway {
 
 struct GatewayOptions {
   core::Limits limits;
-  std::string version = "0.1.0";
+  std::string version = core::kVersion;
   // What clients see: the gateway.* meta-tools, and/or every downstream tool directly as
   // `server__tool` (aggregate mode, `--expose all`).
   bool expose_meta = true;
@@ -82,7 +83,7 @@ class Gateway {
   // `timeout`: the caller's own, else the server's or the default (call_timeout()).
   asio::awaitable<InvokeOutcome> invoke(std::string_view tool_id, std::string_view arguments_json,
                                         std::optional<std::chrono::milliseconds> timeout,
-                                        mcp::CancelSignal* cancel,
+                                        core::CancelSignal* cancel,
                                         std::string_view client_progress_token,
                                         std::weak_ptr<mcp::Session> client,
                                         Budget* client_budget = nullptr,

@@ -56,7 +56,7 @@ struct Gateway::CallTask {
 asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
                                                std::string_view arguments_json,
                                                std::optional<std::chrono::milliseconds> asked,
-                                               mcp::CancelSignal* cancel,
+                                               core::CancelSignal* cancel,
                                                std::string_view client_progress_token,
                                                std::weak_ptr<mcp::Session> client,
                                                Budget* client_budget, std::string client_label,

@@ -55,7 +55,7 @@ struct PendingCall {
   std::chrono::steady_clock::time_point abandoned_at{};
   std::chrono::milliseconds timeout{0};
   // Cancels the work (the downstream request); set by the caller's cancel or gateway.cancel.
-  mcp::CancelSignal work_cancel;
+  core::CancelSignal work_cancel;
   bool cancelled_by_operator = false;
 };
 

@@ -13,33 +13,6 @@
 namespace sluice::mcp {
 namespace cj = core::json;
 
-void CancelSignal::cancel() {
-  if (cancelled_) return;
-  cancelled_ = true;
-  auto callbacks = std::move(callbacks_);
-  callbacks_.clear();
-  for (auto& [id, cb] : callbacks) cb();
-}
-
-std::uint64_t CancelSignal::on_cancel(std::function<void()> callback) {
-  if (cancelled_) {
-    callback();
-    return 0;
-  }
-  std::uint64_t id = next_++;
-  callbacks_.emplace_back(id, std::move(callback));
-  return id;
-}
-
-void CancelSignal::remove(std::uint64_t registration) {
-  for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
-    if (it->first == registration) {
-      callbacks_.erase(it);
-      return;
-    }
-  }
-}
-
 IncomingRequest::IncomingRequest(std::shared_ptr<Session> session, rpc::Message message)
     : session_(std::move(session)), message_(std::move(message)) {}
 
@@ -289,7 +262,7 @@ void Session::send_cancelled(const std::string& id_text, Reply::Status why,
 }
 
 asio::awaitable<Reply> Session::request(std::string method, std::string params_json,
-                                        std::chrono::milliseconds timeout, CancelSignal* cancel,
+                                        std::chrono::milliseconds timeout, core::CancelSignal* cancel,
                                         std::uint64_t* id_out, const CallTracking* tracking,
                                         std::string related) {
   auto self = shared_from_this();

@@ -10,6 +10,7 @@
 // Ownership: held by shared_ptr; every coroutine it starts holds a reference, so a session
 // closed while requests are suspended stays valid until they finish. The Outbox and Handler
 // are borrowed; detach() drops them (after it, nothing is sent and nothing is dispatched).
+#include "core/cancel.hpp"
 #include "core/json.hpp"
 #include "core/limits.hpp"
 #include "rpc/message.hpp"
@@ -52,21 +53,6 @@ class Outbox {
   virtual void request_finished(std::string_view /*request_id*/) {}
 };
 
-// One-shot cancellation for one piece of work. Callbacks run once, synchronously, at
-// cancel(); a callback registered after the cancel runs at once.
-class CancelSignal {
- public:
-  bool cancelled() const { return cancelled_; }
-  void cancel();
-  std::uint64_t on_cancel(std::function<void()> callback);
-  void remove(std::uint64_t registration);
-
- private:
-  bool cancelled_ = false;
-  std::uint64_t next_ = 1;
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> callbacks_;
-};
-
 struct Reply {
   enum class Status { result, error, timeout, cancelled, closed, expired };
   Status status = Status::closed;
@@ -102,7 +88,7 @@ class IncomingRequest {
   IncomingRequest(std::shared_ptr<Session> session, rpc::Message message);
   const rpc::Message& message() const { return message_; }
   const std::shared_ptr<Session>& session() const { return session_; }
-  CancelSignal& cancel_signal() { return cancel_; }
+  core::CancelSignal& cancel_signal() { return cancel_; }
   bool cancelled() const { return cancel_.cancelled(); }
   bool answered() const { return answered_; }
   void respond_result(std::string_view result_json);
@@ -113,7 +99,7 @@ class IncomingRequest {
  private:
   std::shared_ptr<Session> session_;
   rpc::Message message_;
-  CancelSignal cancel_;
+  core::CancelSignal cancel_;
   bool answered_ = false;
 };
 
@@ -159,7 +145,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // id of the incoming request whose work this belongs to (empty: none).
   asio::awaitable<Reply> request(std::string method, std::string params_json,
                                  std::chrono::milliseconds timeout,
-                                 CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
+                                 core::CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
                                  const CallTracking* tracking = nullptr,
                                  std::string related = {});
   void notify(std::string_view method, std::string_view params_json,

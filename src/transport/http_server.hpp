@@ -25,6 +25,7 @@
 // listener, ends every session and closes every connection so that io_context::run() can
 // return; sessions retired while their calls were still running are kept until those
 // calls finish (their handler is borrowed by the coroutines serving them).
+#include "core/version.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "mcp/session.hpp"
@@ -61,7 +62,7 @@ struct HttpOptions {
   std::size_t max_header_bytes = 16 * 1024;
   // An SSE comment written on an idle stream, so a vanished client is noticed.
   std::chrono::milliseconds sse_keepalive{15000};
-  std::string version = "0.1.0";
+  std::string version = core::kVersion;
 };
 
 struct HttpHooks {

@@ -127,7 +127,7 @@ class SessionTest : public ::testing::Test {
   }
 
   ReplySlot start_request(std::string method, std::string params, std::chrono::milliseconds timeout,
-                          CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
+                          core::CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
                           const CallTracking* tracking = nullptr) {
     auto slot = std::make_shared<std::optional<Reply>>();
     asio::co_spawn(io_,
@@ -255,7 +255,7 @@ TEST_F(SessionTest, ARequestThatTimesOutSendsCancelledWithItsOwnId) {
 
 TEST_F(SessionTest, ATrackedRequestKeepsWaitingAfterItsCallerGivesUp) {
   start(rpc::Strictness::peer);
-  CancelSignal cancel;
+  core::CancelSignal cancel;
   std::uint64_t id = 0;
   int abandoned = 0, expired = 0;
   CallTracking tracking;
@@ -323,7 +323,7 @@ TEST_F(SessionTest, InitializeIsNeverCancelledEvenWhenItTimesOut) {
 
 TEST_F(SessionTest, CancellingARequestReturnsCancelledAndTellsThePeer) {
   start(rpc::Strictness::peer);
-  CancelSignal signal;
+  core::CancelSignal signal;
   std::uint64_t id = 0;
   ReplySlot reply = start_request("tools/call", "{}", 10s, &signal, &id);
   ASSERT_TRUE(run_until([&] { return frames().size() == 1; }));
@@ -340,7 +340,7 @@ TEST_F(SessionTest, CancellingARequestReturnsCancelledAndTellsThePeer) {
 
 TEST_F(SessionTest, ARequestWhoseSignalIsAlreadyCancelledIsNeverSent) {
   start(rpc::Strictness::peer);
-  CancelSignal signal;
+  core::CancelSignal signal;
   signal.cancel();
   ReplySlot reply = start_request("tools/call", "{}", 10s, &signal);
   ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
