@@ -1,6 +1,7 @@
 #include "gateway/gateway.hpp"
 
 #include "core/describe.hpp"
+#include "core/file_identity.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "gateway/results.hpp"
@@ -50,12 +51,7 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
       options_(std::move(options)),
       started_at_(std::chrono::steady_clock::now()) {
   // gw_binary_stale compares the file at this path with what it was at start.
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    self_exe_.assign(exe, static_cast<std::size_t>(n));
-    self_stat_ok_ = ::stat(self_exe_.c_str(), &self_stat_) == 0;
-  }
+  self_exe_ = core::executable_of(0);
   by_name_.reserve(config_->servers.size());
   for (const auto& server : config_->servers) {
     DownstreamEvents events;

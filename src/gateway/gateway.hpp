@@ -9,6 +9,7 @@
 // the Gateway is destroyed.
 #include "core/version.hpp"
 #include "config/gateway_config.hpp"
+#include "core/file_identity.hpp"
 #include "core/limits.hpp"
 #include "gateway/catalog_index.hpp"
 #include "core/event.hpp"
@@ -24,8 +25,6 @@
 
 #include <array>
 #include <chrono>
-#include <sys/stat.h>
-
 #include <list>
 #include <set>
 #include <map>
@@ -240,9 +239,7 @@ class Gateway {
   };
   LatencyHistogram latency_;
   std::set<std::string> operations_;  // servers with a restart/disconnect under way
-  std::string self_exe_;
-  struct stat self_stat_ {};
-  bool self_stat_ok_ = false;
+  std::optional<core::FileIdentity> self_exe_;  // sluice's own executable at start
   // Cancels every pending call of `server` (all servers when empty); returns how many.
   std::size_t cancel_pending(std::string_view server);
   std::uint64_t next_request_ = 1;

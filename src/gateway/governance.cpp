@@ -134,14 +134,7 @@ std::string Gateway::force_refusal(std::string_view action, std::string_view ins
                      action, instead);
 }
 
-bool Gateway::binary_stale() const {
-  if (!self_stat_ok_) return false;
-  struct stat now {};
-  if (::stat(self_exe_.c_str(), &now) != 0) return true;
-  return now.st_ino != self_stat_.st_ino || now.st_dev != self_stat_.st_dev ||
-         now.st_mtim.tv_sec != self_stat_.st_mtim.tv_sec ||
-         now.st_mtim.tv_nsec != self_stat_.st_mtim.tv_nsec;
-}
+bool Gateway::binary_stale() const { return self_exe_ && core::changed_since(*self_exe_); }
 
 std::string Gateway::stale_refusal() const {
   if (!config_->policy.fail_closed_when_stale || !binary_stale()) return {};
