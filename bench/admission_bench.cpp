@@ -1,6 +1,6 @@
 // The cost admission adds to one call: acquiring a slot from a tool budget and a client
 // budget and giving both back, on the loop, as gateway.invoke does (no contention).
-#include "gateway/admission.hpp"
+#include "gateway/calls/admission.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gateway/catalog_index.hpp"
+#include "gateway/catalog/catalog_index.hpp"
 
 namespace sluice::gateway {
 namespace {

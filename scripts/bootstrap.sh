@@ -8,7 +8,7 @@ packages=(build-essential cmake pkg-config ccache
   libyaml-cpp-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev)
 # --with-node: what the tests need beyond the build. Debian's json-schema-test-suite carries the
-# JSON-Schema-Test-Suite's draft7 cases for tests/unit/core/schema_suite_test.cpp.
+# JSON-Schema-Test-Suite's draft7 cases for tests/unit/schema/schema_suite_test.cpp.
 if [[ "${1:-}" == "--with-node" ]]; then
   packages+=(json-schema-test-suite)
   if ! command -v node >/dev/null 2>&1; then packages+=(nodejs npm); fi

@@ -33,7 +33,7 @@
 // `syscall(SYS_kill, ...)` is reported whatever its arguments.
 //
 // Exemptions: an unqualified call in a listed file that resolves to sluice's own function of
-// the same name (today one: `Evaluator::abort` in src/core/schema_validate.cpp, which stops
+// the same name (today one: `Evaluator::abort` in src/schema/validate.cpp, which stops
 // a schema walk). Qualified calls (`::abort(`, `std::abort(`) in that file are still
 // reported, and the symbol scan still sees a real `abort`. An exemption that matches
 // nothing in a scanned file is reported too, so it cannot outlive its reason.
@@ -100,7 +100,7 @@ struct Exemption {
 };
 
 constexpr auto kExemptions = std::to_array<Exemption>({
-    {"src/core/schema_validate.cpp", "abort"},  // Evaluator::abort stops a schema walk
+    {"src/schema/validate.cpp", "abort"},  // Evaluator::abort stops a schema walk
 });
 
 struct Finding {

@@ -13,11 +13,11 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace sluice::cli {
 namespace {
-
 
 // A duration option given in milliseconds.
 void add_millis(CLI::App& app, const std::string& name, std::chrono::milliseconds& target,
@@ -72,121 +72,157 @@ std::string self_path(const char* argv0) {
   return argv0;
 }
 
-}  // namespace
-
-int run(int argc, char** argv) {
-  CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
-  app.set_version_flag("--version", std::string("sluice ") + core::kVersion);
-  app.require_subcommand(0, 1);
-  // Arguments nobody takes are kept, not turned into an error text that repeats them: the
-  // usage error names them only when they are plain names (usage.hpp). Commands inherit this.
-  app.allow_extras();
-
-  CommonOptions common;
-  add_common(app, common);
+// Everything the command line sets. The parser holds references into it, so it stays where it
+// was made while the parser lives.
+struct CommandLine {
+  CommonOptions common;  // no command (serve over stdio)
   std::string expose = "meta";
-  app.add_option("--expose", expose,
+  bool passthrough = false;
+
+  CommonOptions serve_opts;
+  std::string transport = "stdio";
+  HttpCliOptions http;
+
+  CommonOptions call_opts;
+  std::string tool_id, args = "{}";
+  bool call_json = false;
+  int timeout_ms = 0;
+
+  CommonOptions servers_opts;
+  bool servers_json = false, probe = false;
+
+  CLI::App* serve = nullptr;
+  CLI::App* call = nullptr;
+  CLI::App* servers = nullptr;
+  CLI::App* demo = nullptr;
+  CLI::App* demo_server = nullptr;
+};
+
+// The options of sluice without a command, which serves over stdio.
+void add_gateway_options(CLI::App& app, CommandLine& cl) {
+  add_common(app, cl.common);
+  app.add_option("--expose", cl.expose,
                  "What the client sees: meta (the gateway.* meta-tools), all (every downstream "
                  "tool as server__tool), or meta,all")
       ->check(one_of({"meta", "all", "meta,all", "all,meta"}))
       ->capture_default_str();
 
-  bool passthrough = false;
-  app.add_flag("--passthrough", passthrough,
+  app.add_flag("--passthrough", cl.passthrough,
                "With --expose all and exactly one server: show its names without a prefix");
+}
 
-  CommonOptions serve_opts;
-  auto* serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
-  add_common(*serve, serve_opts);
-  serve->add_option("--expose", expose, "What the client sees: meta, all, or meta,all")
-      ->check(one_of({"meta", "all", "meta,all", "all,meta"}));
-  serve->add_flag("--passthrough", passthrough,
-                  "With --expose all and exactly one server: show its names without a prefix");
-  std::string transport = "stdio";
-  HttpCliOptions http;
-  serve->add_option("--transport", transport, "stdio, or http (Streamable HTTP on --host:--port)")
-      ->check(one_of({"stdio", "http"}))
+// `serve`'s options that only the HTTP front end takes (their help starts with "HTTP:").
+void add_http_options(CLI::App& serve, HttpCliOptions& http, core::Limits& limits) {
+  serve.add_option("--host", http.server.host, "HTTP: the address to listen on")
       ->capture_default_str();
-  serve->add_option("--host", http.host, "HTTP: the address to listen on")->capture_default_str();
-  serve->add_option("--port", http.port, "HTTP: the port (0: any free one)")
+  serve.add_option("--port", http.server.port, "HTTP: the port (0: any free one)")
       ->check(CLI::Range(0, 65535))
+      ->type_name("INT")
       ->capture_default_str();
-  serve->add_option("--port-file", http.port_file,
-                    "HTTP: write the bound port to this file once listening")
+  serve
+      .add_option("--port-file", http.port_file,
+                  "HTTP: write the bound port to this file once listening")
       ->type_name("FILE");
-  serve->add_option("--state-dir", http.state_dir,
-                    "HTTP: state directory holding the singleton lock (default "
-                    "$XDG_STATE_HOME/sluice or ~/.local/state/sluice)")
+  serve
+      .add_option("--state-dir", http.state_dir,
+                  "HTTP: state directory holding the singleton lock (default "
+                  "$XDG_STATE_HOME/sluice or ~/.local/state/sluice)")
       ->type_name("DIR");
-  serve->add_option("--auth-token", http.auth_token,
-                    "HTTP: require this bearer token (prefer the SLUICE_AUTH_TOKEN variable: "
-                    "a command line is visible to other users)")
+  serve
+      .add_option("--auth-token", http.server.auth_token,
+                  "HTTP: require this bearer token (prefer the SLUICE_AUTH_TOKEN variable: "
+                  "a command line is visible to other users)")
       ->type_name("TOKEN");
-  serve->add_option("--allow-host", http.allow_hosts,
-                    "HTTP: also accept this host name in Host and Origin (repeatable)")
+  serve
+      .add_option("--allow-host", http.server.allowed_hosts,
+                  "HTTP: also accept this host name in Host and Origin (repeatable)")
       ->type_name("NAME");
-  serve->add_option("--allow-origin", http.allow_origins,
-                    "HTTP: also accept this exact Origin, scheme://host[:port] (repeatable)")
+  serve
+      .add_option("--allow-origin", http.server.allowed_origins,
+                  "HTTP: also accept this exact Origin, scheme://host[:port] (repeatable)")
       ->type_name("ORIGIN");
-  serve->add_option("--max-sessions", http.max_sessions, "HTTP: open sessions at most")
+  serve.add_option("--max-sessions", limits.http_max_sessions, "HTTP: open sessions at most")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
-  serve->add_option("--session-idle-ms", http.session_idle_ms,
-                    "HTTP: a session idle this long is ended")
+  serve
+      .add_option("--session-idle-ms", limits.http_session_idle,
+                  "HTTP: a session idle this long is ended")
       ->check(CLI::Range(std::int64_t{100}, std::int64_t{7} * 24 * 3600 * 1000))
-      ->capture_default_str();
-  serve->add_option("--rate-limit", http.rate_limit,
-                    "HTTP: requests per second per client address, bursts of twice that (0: off)")
+      ->default_str(std::to_string(limits.http_session_idle.count()));
+  serve
+      .add_option("--rate-limit", limits.http_rate_limit,
+                  "HTTP: requests per second per client address, bursts of twice that (0: off)")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  serve->add_option("--http-header-timeout-ms", http.header_timeout_ms,
-                    "HTTP: time a connection has to send a request's headers")
+  serve
+      .add_option("--http-header-timeout-ms", limits.http_header_timeout,
+                  "HTTP: time a connection has to send a request's headers")
       ->check(CLI::Range(std::int64_t{50}, std::int64_t{600000}))
-      ->capture_default_str();
-  serve->add_option("--http-body-timeout-ms", http.body_timeout_ms,
-                    "HTTP: time a request has to send its body")
+      ->default_str(std::to_string(limits.http_header_timeout.count()));
+  serve
+      .add_option("--http-body-timeout-ms", limits.http_body_timeout,
+                  "HTTP: time a request has to send its body")
       ->check(CLI::Range(std::int64_t{50}, std::int64_t{600000}))
-      ->capture_default_str();
-  serve->add_option("--http-max-connections", serve_opts.limits.http_max_connections,
-                    "HTTP: open connections at most (one more is answered 503)")
+      ->default_str(std::to_string(limits.http_body_timeout.count()));
+  serve
+      .add_option("--http-max-connections", limits.http_max_connections,
+                  "HTTP: open connections at most (one more is answered 503)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
-  serve->add_option("--http-max-incomplete-per-address",
-                    serve_opts.limits.http_max_incomplete_per_address,
-                    "HTTP: connections from one client address without a complete request yet "
-                    "(new, sending, or kept alive between requests) at most")
+  serve
+      .add_option("--http-max-incomplete-per-address", limits.http_max_incomplete_per_address,
+                  "HTTP: connections from one client address without a complete request yet "
+                  "(new, sending, or kept alive between requests) at most")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
       ->capture_default_str();
+}
 
-  // The one-shot commands log warnings only unless --log-level says otherwise: their output
-  // is the answer, not the gateway's progress.
-  CommonOptions call_opts;
-  call_opts.log_level = "warn";
-  std::string tool_id, args = "{}";
-  bool call_json = false;
-  int timeout_ms = 0;
-  auto* call = app.add_subcommand("call", "Call one tool through the gateway and print its result");
-  add_common(*call, call_opts);
-  call->add_option("tool_id", tool_id, "The tool to call")->required()->type_name("SERVER::TOOL");
-  call->add_option("--args", args, "Arguments as a JSON object")->capture_default_str();
-  call->add_flag("--json", call_json, "Print the raw MCP result (byte-exact JSON)");
-  call->add_option("--timeout-ms", timeout_ms,
-                   "Call timeout (default: the server's timeoutMs, else the default call "
-                   "timeout)")
+void add_serve(CLI::App& app, CommandLine& cl) {
+  cl.serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
+  CLI::App& serve = *cl.serve;
+  add_common(serve, cl.serve_opts);
+  serve.add_option("--expose", cl.expose, "What the client sees: meta, all, or meta,all")
+      ->check(one_of({"meta", "all", "meta,all", "all,meta"}));
+  serve.add_flag("--passthrough", cl.passthrough,
+                 "With --expose all and exactly one server: show its names without a prefix");
+  serve
+      .add_option("--transport", cl.transport, "stdio, or http (Streamable HTTP on --host:--port)")
+      ->check(one_of({"stdio", "http"}))
+      ->capture_default_str();
+  add_http_options(serve, cl.http, cl.serve_opts.limits);
+}
+
+// The one-shot commands log warnings only unless --log-level says otherwise: their output
+// is the answer, not the gateway's progress.
+void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
+  cl.call_opts.log_level = "warn";
+  cl.call = app.add_subcommand("call", "Call one tool through the gateway and print its result");
+  CLI::App& call = *cl.call;
+  add_common(call, cl.call_opts);
+  call.add_option("tool_id", cl.tool_id, "The tool to call")->required()->type_name("SERVER::TOOL");
+  call.add_option("--args", cl.args, "Arguments as a JSON object")->capture_default_str();
+  call.add_flag("--json", cl.call_json, "Print the raw MCP result (byte-exact JSON)");
+  call.add_option("--timeout-ms", cl.timeout_ms,
+                  "Call timeout (default: the server's timeoutMs, else the default call "
+                  "timeout)")
       ->check(CLI::Range(1000, 86400000));
 
-  CommonOptions servers_opts;
-  servers_opts.log_level = "warn";
-  bool servers_json = false, probe = false;
-  auto* servers = app.add_subcommand("servers", "List configured servers, their source and status");
-  add_common(*servers, servers_opts);
-  servers->add_flag("--json", servers_json, "Print JSON");
-  servers->add_flag("--probe", probe, "Start each server, list its tools, report, stop it");
+  cl.servers_opts.log_level = "warn";
+  cl.servers = app.add_subcommand("servers", "List configured servers, their source and status");
+  add_common(*cl.servers, cl.servers_opts);
+  cl.servers->add_flag("--json", cl.servers_json, "Print JSON");
+  cl.servers->add_flag("--probe", cl.probe, "Start each server, list its tools, report, stop it");
+}
 
-  auto* demo = app.add_subcommand("demo", "A guided tour: a real MCP client drives sluice");
-  auto* demo_server = app.add_subcommand("demo-server", "The built-in demo downstream (stdio)");
-  demo_server->group("");  // internal: started by `sluice demo`
+void add_demo_commands(CLI::App& app, CommandLine& cl) {
+  cl.demo = app.add_subcommand("demo", "A guided tour: a real MCP client drives sluice");
+  cl.demo_server = app.add_subcommand("demo-server", "The built-in demo downstream (stdio)");
+  cl.demo_server->group("");  // internal: started by `sluice demo`
+}
 
+// Parses the command line; the exit code when it ends here (--help, --version, a usage
+// error), nullopt when a command is to run.
+std::optional<int> parse_command_line(CLI::App& app, const CommandLine& cl, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -197,24 +233,47 @@ int run(int argc, char** argv) {
     return usage_error(unclaimed);
   }
   // The options whose help starts with "HTTP:" mean nothing to the stdio front end.
-  if (*serve && transport != "http") {
-    for (const CLI::Option* option : serve->get_options()) {
+  if (*cl.serve && cl.transport != "http") {
+    for (const CLI::Option* option : cl.serve->get_options()) {
       if (option->count() > 0 && option->get_description().starts_with("HTTP:")) {
-        return usage_error({option->get_name() + " applies only with --transport http", serve});
+        return usage_error({option->get_name() + " applies only with --transport http", cl.serve});
       }
     }
   }
+  return std::nullopt;
+}
 
-  if (*call) return call_tool(call_opts, tool_id, args, call_json, timeout_ms);
-  if (*servers) return list_servers(servers_opts, servers_json, probe);
-  if (*demo) return run_demo(self_path(argv[0]));
-  if (*demo_server) return run_demo_server();
-  CommonOptions& chosen = *serve ? serve_opts : common;
-  chosen.expose_meta = expose.find("meta") != std::string::npos;
-  chosen.expose_all = expose.find("all") != std::string::npos;
-  chosen.passthrough = passthrough;
-  if (*serve && transport == "http") return serve_http(chosen, http);
+// Runs the command the line names; without one, serves over stdio.
+int dispatch(CommandLine& cl, const char* argv0) {
+  if (*cl.call) return call_tool(cl.call_opts, cl.tool_id, cl.args, cl.call_json, cl.timeout_ms);
+  if (*cl.servers) return list_servers(cl.servers_opts, cl.servers_json, cl.probe);
+  if (*cl.demo) return run_demo(self_path(argv0));
+  if (*cl.demo_server) return run_demo_server();
+  CommonOptions& chosen = *cl.serve ? cl.serve_opts : cl.common;
+  chosen.expose_meta = cl.expose.find("meta") != std::string::npos;
+  chosen.expose_all = cl.expose.find("all") != std::string::npos;
+  chosen.passthrough = cl.passthrough;
+  if (*cl.serve && cl.transport == "http") return serve_http(chosen, cl.http);
   return serve_stdio(chosen);
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
+  app.set_version_flag("--version", std::string("sluice ") + core::kVersion);
+  app.require_subcommand(0, 1);
+  // Arguments nobody takes are kept, not turned into an error text that repeats them: the
+  // usage error names them only when they are plain names (usage.hpp). Commands inherit this.
+  app.allow_extras();
+
+  CommandLine cl;
+  add_gateway_options(app, cl);
+  add_serve(app, cl);
+  add_one_shot_commands(app, cl);
+  add_demo_commands(app, cl);
+  if (std::optional<int> done = parse_command_line(app, cl, argc, argv)) return *done;
+  return dispatch(cl, argv[0]);
 }
 
 }  // namespace sluice::cli

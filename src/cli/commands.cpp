@@ -85,7 +85,9 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
       [&]() -> asio::awaitable<void> {
         std::optional<std::chrono::milliseconds> timeout;
         if (timeout_ms > 0) timeout = std::chrono::milliseconds(timeout_ms);
-        auto outcome = co_await gw.invoke(tool_id, args, timeout, &cancel, "", {});
+        gateway::Gateway::InvokeRequest call{
+            .tool_id = tool_id, .arguments_json = args, .timeout = timeout, .cancel = &cancel};
+        auto outcome = co_await gw.invoke(std::move(call));
         if (shutdown.stopping()) co_return;  // a signal: nothing is printed
         if (json_output) {
           std::string line = outcome.result_json + "\n";
@@ -126,13 +128,13 @@ int list_servers(const CommonOptions& options, bool json_output, bool probe) {
   core::spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        for (const auto& d : gw.downstreams()) {
+        for (const auto& d : gw.fleet().servers()) {
           if (!probe || shutdown.stopping()) break;
           co_await d->ensure_started();
         }
         if (shutdown.stopping()) co_return;
         gateway::Gateway::HealthQuery every;
-        every.limit = gw.downstreams().size();
+        every.limit = gw.fleet().servers().size();
         bj::object health = gw.health(every);
         rows = health.at("servers").as_array();
         shutdown.stop("the listing ended");

@@ -2,8 +2,9 @@
 
 #include "core/version.hpp"
 
+#include "cli/stdio_server.hpp"
 #include "core/json.hpp"
-#include "mcp/stdio_server.hpp"
+#include "mcp/tool_result.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -23,8 +24,6 @@
 namespace sluice::cli {
 namespace {
 namespace bj = boost::json;
-using mcp::StdioServer;
-using mcp::ToolCallResult;
 
 // The input schema of a tool that takes one text: kTextInputHead, its description, kTextInputTail.
 constexpr std::string_view kTextInputHead =
@@ -51,7 +50,7 @@ std::string text_argument(const bj::object& args) {
 }
 
 ToolCallResult echo(const bj::object& args) {
-  return {StdioServer::text_result(text_argument(args))};
+  return {mcp::text_result(text_argument(args))};
 }
 
 bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
@@ -70,7 +69,7 @@ ToolCallResult word_count(const bj::object& args) {
     in_word = !space;
   }
   if (!text.empty() && text.back() != '\n') ++lines;
-  return {StdioServer::structured_result(
+  return {mcp::structured_result(
       fmt::format("{} words, {} lines, {} characters", words, lines, characters),
       fmt::format(R"({{"words":{},"lines":{},"characters":{}}})", words, lines, characters))};
 }
@@ -91,7 +90,7 @@ ToolCallResult add(const bj::object& args) {
     if (!std::isfinite(d)) throw std::invalid_argument("the sum is too large to represent");
     sum = fmt::format("{}", d);
   }
-  return {StdioServer::structured_result(sum, R"({"sum":)" + sum + "}")};
+  return {mcp::structured_result(sum, R"({"sum":)" + sum + "}")};
 }
 
 ToolCallResult reverse(const bj::object& args) {
@@ -105,7 +104,7 @@ ToolCallResult reverse(const bj::object& args) {
     out.append(text, start, end - start);
     end = start;
   }
-  return {StdioServer::text_result(out)};
+  return {mcp::text_result(out)};
 }
 
 ToolCallResult now(const bj::object&) {
@@ -115,7 +114,7 @@ ToolCallResult now(const bj::object&) {
   gmtime_r(&seconds, &utc);
   std::array<char, 32> iso{};
   std::strftime(iso.data(), iso.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return {StdioServer::structured_result(
+  return {mcp::structured_result(
       iso.data(), fmt::format(R"({{"iso8601":{},"unix_seconds":{}}})",
                               core::json::quote(iso.data()), static_cast<std::int64_t>(seconds)))};
 }
@@ -134,15 +133,15 @@ ToolCallResult uuid(const bj::object&) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
     out += fmt::format("{:02x}", bytes[i]);
   }
-  return {StdioServer::text_result(out)};
+  return {mcp::text_result(out)};
 }
 
 void add_tool(StdioServer& server, std::string_view name, std::string_view title,
               std::string_view description, std::string input_schema, std::string_view annotations,
               ToolCallResult (*handler)(const bj::object&), std::string_view output_schema = "") {
-  server.add_tool(mcp::ToolSpec{std::string(name), std::string(title), std::string(description),
-                                std::move(input_schema), std::string(output_schema),
-                                std::string(annotations), handler});
+  server.add_tool(ToolSpec{std::string(name), std::string(title), std::string(description),
+                           std::move(input_schema), std::string(output_schema),
+                           std::string(annotations), handler});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "cli/shutdown.hpp"
 #include "config/discovery.hpp"
 #include "core/display.hpp"
+#include "core/file_identity.hpp"
 #include "core/log.hpp"
 #include "gateway/gateway.hpp"
 #include "process/child.hpp"
@@ -62,7 +63,7 @@ std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& op
   for (const auto& c : options.configs)
     d.explicit_configs.push_back(std::filesystem::absolute(c, ec));
   d.search = !options.no_discover;
-  d.self = config::own_executable();  // an entry that starts sluice itself is skipped
+  d.self = core::executable_of(0);  // an entry that starts sluice itself is skipped
   d.getenv = [](std::string_view name) -> std::optional<std::string> {
     if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
     return std::nullopt;
@@ -143,7 +144,7 @@ int serve_stdio(const CommonOptions& options) {
   auto stream = transport::FdStream::create(io, proto_in, proto_out, gw.limits());
   session->attach(stream.get(), handler.get());
 
-  // C7: the client's in-flight calls are cancelled, then the drain and teardown.
+  // Invariant C7: the client's in-flight calls are cancelled, then the drain and teardown.
   OrderlyShutdown shutdown(
       io, gw, gw.policy().drain_bound, [&] { session->on_closed(); },
       [&] {
@@ -153,7 +154,7 @@ int serve_stdio(const CommonOptions& options) {
   stream->start(session, [&] { shutdown.stop("the client closed the connection"); });
   gw.start();
   core::log::info("sluice {} serving {} server(s) over stdio", gw.options().version,
-                  gw.downstreams().size());
+                  gw.fleet().servers().size());
   io.run();
   return 0;
 }
@@ -224,52 +225,37 @@ bool is_loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-}  // namespace
-
-int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
-  if (started_by_sluice()) return 2;
-  if (!setup_logging(options)) return 2;
-  ::signal(SIGPIPE, SIG_IGN);
-
-  transport::HttpOptions ho;
-  ho.host = http.host;
-  ho.port = static_cast<std::uint16_t>(http.port);
-  ho.auth_token = http.auth_token;
-  if (ho.auth_token.empty()) {
-    if (const char* env = std::getenv("SLUICE_AUTH_TOKEN")) ho.auth_token = env;
+// The front end's settings with the token from SLUICE_AUTH_TOKEN when no --auth-token was
+// given; nullopt (after printing why) when a non-loopback address would have no token.
+std::optional<transport::HttpOptions> listen_options(const HttpCliOptions& http) {
+  transport::HttpOptions options = http.server;
+  if (options.auth_token.empty()) {
+    if (const char* env = std::getenv("SLUICE_AUTH_TOKEN")) options.auth_token = env;
   }
-  if (!is_loopback(ho.host) && ho.auth_token.empty()) {
+  if (!is_loopback(options.host) && options.auth_token.empty()) {
     print_err(
         "sluice: listening on a non-loopback address needs a bearer token "
         "(SLUICE_AUTH_TOKEN or --auth-token)");
-    return 2;
+    return std::nullopt;
   }
-  ho.allowed_hosts = http.allow_hosts;
-  ho.allowed_origins = http.allow_origins;
-  ho.max_sessions = http.max_sessions;
-  ho.session_idle = std::chrono::milliseconds(http.session_idle_ms);
-  ho.rate_limit = http.rate_limit;
-  ho.header_timeout = std::chrono::milliseconds(http.header_timeout_ms);
-  ho.body_timeout = std::chrono::milliseconds(http.body_timeout_ms);
+  return options;
+}
 
-  int exit_code = 0;
+// The singleton lock of --state-dir (or the default one): its fd, or -1 with the exit code.
+int lock_state_dir(const HttpCliOptions& http, int& exit_code) {
   std::filesystem::path state =
       http.state_dir.empty() ? default_state_dir() : std::filesystem::absolute(http.state_dir);
   if (state.empty()) {
     print_err("sluice: no state directory: set HOME or XDG_STATE_HOME, or give --state-dir");
-    return 2;
+    exit_code = 2;
+    return -1;
   }
-  int lock_fd = take_singleton_lock(state, exit_code);
-  if (lock_fd < 0) return exit_code;
+  return take_singleton_lock(state, exit_code);
+}
 
-  process::become_subreaper();
-  auto config = load_config(options);
-  if (!servable(options, *config)) return 2;
-  asio::io_context io;
-  gateway::Gateway gw(io, config, gateway_options(options));
-  ho.version = gw.options().version;
-
-  std::shared_ptr<transport::HttpServer> server;
+// What the front end asks of the gateway: a handler per session, /health and /metrics.
+transport::HttpHooks gateway_hooks(gateway::Gateway& gw,
+                                   const std::shared_ptr<transport::HttpServer>& server) {
   transport::HttpHooks hooks;
   hooks.make_handler = [&gw](std::shared_ptr<mcp::Session> session) {
     return gw.make_client_handler(std::move(session));
@@ -286,33 +272,58 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
     return bj::serialize(out);
   };
   hooks.metrics = [&gw] { return gw.metrics(); };
-  server = transport::HttpServer::create(io, ho, std::move(hooks), gw.limits());
+  return hooks;
+}
+
+// The bound port, written to a temporary file renamed over `file` (readers never see half).
+void write_port_file(const std::string& file, std::uint16_t port) {
+  std::filesystem::path target = std::filesystem::absolute(file);
+  std::filesystem::path tmp = target;
+  tmp += ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << port << "\n";
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, target, ec);
+}
+
+}  // namespace
+
+int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
+  if (started_by_sluice()) return 2;
+  if (!setup_logging(options)) return 2;
+  ::signal(SIGPIPE, SIG_IGN);
+  std::optional<transport::HttpOptions> listen = listen_options(http);
+  if (!listen) return 2;
+  int exit_code = 0;
+  int lock_fd = lock_state_dir(http, exit_code);
+  if (lock_fd < 0) return exit_code;
+
+  process::become_subreaper();
+  auto config = load_config(options);
+  if (!servable(options, *config)) return 2;
+  asio::io_context io;
+  gateway::Gateway gw(io, config, gateway_options(options));
+  std::shared_ptr<transport::HttpServer> server;
+  server = transport::HttpServer::create(io, *listen, gateway_hooks(gw, server), gw.limits());
   auto port = server->listen();
   if (!port) {
     print_err("sluice: " + port.error().message);
     return 2;
   }
-  if (!http.port_file.empty()) {
-    std::filesystem::path target = std::filesystem::absolute(http.port_file);
-    std::filesystem::path tmp = target;
-    tmp += ".tmp";
-    {
-      std::ofstream f(tmp, std::ios::trunc);
-      f << *port << "\n";
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, target, ec);
-  }
+  if (!http.port_file.empty()) write_port_file(http.port_file, *port);
 
-  // C7 for every session: the listener closes and every session's calls are cancelled.
+  // Invariant C7 for every session: the listener closes and every session's calls are
+  // cancelled.
   OrderlyShutdown shutdown(
-      io, gw, gw.policy().drain_bound, [&] { server->stop(); },
-      [&] { server->release_retired(); });
+      io, gw, gw.policy().drain_bound, [&] { server->stop(); }, [&] { server->release_retired(); });
   server->start();
   gw.start();
+  const std::string& host = listen->host;
   core::log::info("sluice {} serving {} server(s) on http://{}:{}/mcp", gw.options().version,
-                  gw.downstreams().size(),
-                  ho.host.find(':') != std::string::npos ? "[" + ho.host + "]" : ho.host, *port);
+                  gw.fleet().servers().size(),
+                  host.find(':') != std::string::npos ? "[" + host + "]" : host, *port);
   io.run();
   ::close(lock_fd);
   return 0;

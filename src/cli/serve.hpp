@@ -2,6 +2,7 @@
 // Running a gateway in this process: the shared setup of `serve`, `call` and `servers`.
 #include "config/gateway_config.hpp"
 #include "core/limits.hpp"
+#include "transport/http_options.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -28,20 +29,12 @@ struct CommonOptions {
   std::optional<std::size_t> start_concurrency;  // --start-concurrency
 };
 
-// `sluice serve --transport http`: the Streamable HTTP front end's settings.
+// `sluice serve --transport http`: where the front end listens and whom it serves (its
+// bounds are CommonOptions::limits), and where the command keeps its state.
 struct HttpCliOptions {
-  std::string host = "127.0.0.1";
-  int port = 3344;
-  std::string port_file;  // the bound port is written here once listening
-  std::string state_dir;  // default: $XDG_STATE_HOME/sluice or ~/.local/state/sluice
-  std::string auth_token; // else SLUICE_AUTH_TOKEN
-  std::vector<std::string> allow_hosts;
-  std::vector<std::string> allow_origins;
-  std::size_t max_sessions = 256;
-  std::int64_t session_idle_ms = 30 * 60 * 1000;
-  double rate_limit = 1000;
-  std::int64_t header_timeout_ms = 10000;
-  std::int64_t body_timeout_ms = 30000;
+  transport::HttpOptions server;  // the auth token: else SLUICE_AUTH_TOKEN
+  std::string port_file;          // the bound port is written here once listening
+  std::string state_dir;          // default: $XDG_STATE_HOME/sluice or ~/.local/state/sluice
 };
 
 // Configures logging; returns false (after printing why) on a bad level.

@@ -32,7 +32,7 @@ asio::awaitable<void> reap_orphans(asio::signal_set& sigchld, gateway::Gateway& 
     boost::system::error_code ec;
     co_await sigchld.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (ec || stopping) co_return;
-    process::reap_adopted_orphans(gw.child_pids());
+    process::reap_adopted_orphans(gw.fleet().child_pids());
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The orderly shutdown (restart path gw_shutdown) of every command that owns children:
 // `serve` over stdio or HTTP, and the one-shot `call` and `servers --probe`
-// (GATEWAY-INVARIANTS P4, P9).
+// (invariants P4, P9).
 //
 // At SIGTERM, SIGINT or SIGHUP (one inherited as ignored stays ignored), or stop():
 // `close_clients` (C7: the clients' calls are cancelled and the cancels forwarded), abandoned

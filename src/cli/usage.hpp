@@ -1,8 +1,9 @@
 #pragma once
 // Usage errors of the command line, as a person needs them: what was wrong, named by the
 // option or command it concerns (an unknown one by its name only when that is a plain
-// identifier), with the valid values or range; never the rejected value (DESIGN.md) and never
-// the parser's own names. Every usage error exits kUsageExit; --help and --version exit 0.
+// identifier), with the valid values or range; never the rejected value (errors are
+// value-free) and never the parser's own names. Every usage error exits kUsageExit; --help
+// and --version exit 0.
 //
 // The parser (CLI11) runs with extras allowed, so that arguments nobody takes stay available
 // to unclaimed_argument() instead of becoming an error text that repeats them.

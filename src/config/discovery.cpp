@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -140,8 +139,8 @@ class Merger {
 
   void add(const Candidate& candidate, ConfigFile&& file) {
     out_.warnings.insert(out_.warnings.end(), file.warnings.begin(), file.warnings.end());
-    // DESIGN.md: the operator's settings come only from user-level files and flags; a
-    // project file can add servers, never loosen a setting.
+    // The operator's settings come only from user-level files and flags: a project file can
+    // add servers, never loosen a setting.
     const bool operator_file = candidate.origin != Origin::project;
     if (!operator_file && file.has_operator_settings) {
       out_.warnings.push_back(fmt::format(
@@ -185,9 +184,9 @@ class Merger {
     auto [it, fresh] = identities_.try_emplace(std::move(key));
     if (fresh) {
       std::optional<fs::path> program = find_program(*stdio, options_.getenv);
-      if (program) it->second = identity_of(*program);
+      if (program) it->second = core::identity_of(program->string());
     }
-    return it->second == options_.self;
+    return it->second && it->second->same_file(*options_.self);
   }
 
   GatewayConfig& out_;
@@ -196,18 +195,10 @@ class Merger {
   std::unordered_set<std::string> servers_;     // the names in out_.servers
   std::unordered_set<std::string> auto_start_;  // the names in out_.auto_start
   // The identity each command resolved to, by command and the entry's PATH.
-  std::unordered_map<std::string, std::optional<ExecutableIdentity>> identities_;
+  std::unordered_map<std::string, std::optional<core::FileIdentity>> identities_;
 };
 
 }  // namespace
-
-std::optional<ExecutableIdentity> identity_of(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return ExecutableIdentity{st.st_dev, st.st_ino};
-}
-
-std::optional<ExecutableIdentity> own_executable() { return identity_of("/proc/self/exe"); }
 
 std::optional<fs::path> find_project_dir(const fs::path& cwd, const std::optional<fs::path>& home) {
   std::error_code ec;

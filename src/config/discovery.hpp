@@ -22,8 +22,7 @@
 // metadata of the folders it walks). Relative paths in the options resolve against `cwd`.
 #include "config/gateway_config.hpp"
 #include "config/mcp_json.hpp"
-
-#include <sys/types.h>
+#include "core/file_identity.hpp"
 
 #include <cstddef>
 #include <filesystem>
@@ -31,18 +30,6 @@
 #include <vector>
 
 namespace sluice::config {
-
-// The identity of an executable file: device and inode, symlinks followed.
-struct ExecutableIdentity {
-  dev_t dev = 0;
-  ino_t ino = 0;
-  bool operator==(const ExecutableIdentity&) const = default;
-};
-
-// The identity of `path` (symlinks followed); nullopt when it cannot be stat'ed.
-std::optional<ExecutableIdentity> identity_of(const std::filesystem::path& path);
-// The identity of the running program (/proc/self/exe); nullopt when unknown.
-std::optional<ExecutableIdentity> own_executable();
 
 struct DiscoveryOptions {
   std::optional<std::filesystem::path> project_dir;     // --project
@@ -53,10 +40,11 @@ struct DiscoveryOptions {
   std::size_t max_file_bytes = kMaxConfigFileBytes;
   // False (`--no-discover`): read only explicit_configs, no project or user files.
   bool search = true;
-  // sluice's own executable (own_executable()). A stdio entry whose command resolves to it
-  // (through PATH as at spawn time, symlinks followed) would start a gateway behind itself:
-  // it is skipped with a warning, unless it runs `sluice demo-server`. nullopt: no check.
-  std::optional<ExecutableIdentity> self;
+  // sluice's own executable (core::executable_of(0)). A stdio entry whose command resolves to
+  // the same file (through PATH as at spawn time, symlinks followed; FileIdentity::same_file)
+  // would start a gateway behind itself: it is skipped with a warning, unless it runs
+  // `sluice demo-server`. nullopt: no check.
+  std::optional<core::FileIdentity> self;
 };
 
 GatewayConfig discover(const DiscoveryOptions& options);

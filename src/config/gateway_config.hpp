@@ -49,7 +49,7 @@ struct RemoteServer {
 };
 
 // Which discovery step a file came from. Servers from a project file need the operator's
-// approval of that file before they run (DESIGN.md, "Untrusted config does not run").
+// approval of that file before they run: untrusted config does not run.
 enum class Origin { project, user, explicit_file };
 
 // Admission settings of one server (the optional "sluice" object of its entry).
@@ -57,7 +57,7 @@ struct ServerPolicy {
   std::optional<std::size_t> budget;  // default budget of each of its tools
   std::vector<std::pair<std::string, std::size_t>> tool_budgets;  // per tool name
   // Calls of its tools without readOnlyHint in flight at once across the whole server (stdio
-  // servers; GATEWAY-INVARIANTS A1), instead of GatewayPolicy::writes_per_server.
+  // servers; invariant A1), instead of GatewayPolicy::writes_per_server.
   std::optional<std::size_t> writes;
 };
 

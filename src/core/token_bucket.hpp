@@ -2,6 +2,8 @@
 // A token bucket: `rate` tokens per second, holding at most `burst`, full at the start.
 // Used wherever sluice limits a rate (child stderr lines and bytes, HTTP requests per address).
 // Threading: not synchronised; one owner.
+#include "core/clock.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -9,7 +11,7 @@ namespace sluice::core {
 
 class TokenBucket {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = core::Clock;
 
   TokenBucket(double rate, double burst, Clock::time_point now = Clock::now())
       : rate_(rate), burst_(burst), tokens_(burst), last_(now) {}

@@ -1,10 +1,10 @@
-// Starts and stops of many servers at once: autoStart, the aggregate listing's start of every
-// lazy server, and shutdown. Starts run concurrently up to sluice.startConcurrency; the
-// shutdown tears every server down at once, so N servers cost about one start or one
-// teardown grace, not N of them.
+#include "gateway/fleet.hpp"
+
+#include "core/describe.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
-#include "gateway/gateway.hpp"
+
+#include <fmt/format.h>
 
 #include <typeinfo>
 
@@ -35,9 +35,96 @@ asio::awaitable<void> batch_worker(std::shared_ptr<Batch> batch) {
   if (--batch->workers == 0) batch->done.set();
 }
 
+std::pair<std::string_view, std::string_view> split_tool_id(std::string_view id) {
+  std::size_t sep = id.find("::");
+  if (sep == std::string_view::npos) return {{}, {}};
+  return {id.substr(0, sep), id.substr(sep + 2)};
+}
+
 }  // namespace
 
-asio::awaitable<void> Gateway::for_each_concurrently(
+Fleet::Fleet(asio::io_context& io, const config::GatewayConfig& config, const core::Limits& limits,
+             const EventsFor& events_for)
+    : io_(io) {
+  servers_.reserve(config.servers.size());
+  by_name_.reserve(config.servers.size());
+  for (const auto& server : config.servers) {
+    servers_.push_back(
+        std::make_unique<Downstream>(io_, server, limits, config.policy, events_for(server)));
+    by_name_.emplace(servers_.back()->name(), servers_.back().get());
+  }
+}
+
+Downstream* Fleet::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string_view> Fleet::names() const {
+  std::vector<std::string_view> names;
+  names.reserve(servers_.size());
+  for (const auto& d : servers_) names.push_back(d->name());
+  return names;
+}
+
+std::string Fleet::unknown_server(std::string_view name) const {
+  return fmt::format("no configured server is named {}{}; see gateway.health",
+                     core::show_name(name), core::did_you_mean(name, names()));
+}
+
+std::vector<pid_t> Fleet::child_pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& d : servers_) {
+    if (d->pid() > 0) pids.push_back(d->pid());
+  }
+  return pids;
+}
+
+asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id,
+                                                  bool need_online) const {
+  ResolvedTool r;
+  auto [server, tool_name] = split_tool_id(tool_id);
+  if (server.empty()) {
+    r.refusal = fmt::format(
+        "{} is not a tool id: tool ids look like server::tool, see gateway.catalog_search",
+        core::show_name(tool_id));
+    co_return r;
+  }
+  Downstream* d = find(server);
+  if (!d) {
+    r.refusal = fmt::format(
+        "no configured server is named {}{}; tool ids look like "
+        "server::tool, see gateway.catalog_search",
+        core::show_name(server), core::did_you_mean(server, names()));
+    co_return r;
+  }
+  bool online = co_await d->ensure_started();
+  if (!online && (need_online || !d->tools_known())) {
+    r.refusal = fmt::format("server {} is not available ({}): {}", d->name(), to_string(d->phase()),
+                            d->last_error());
+    co_return r;
+  }
+  r.tool = d->find_tool(tool_name);
+  if (!r.tool) {
+    std::vector<std::string_view> tool_names;
+    tool_names.reserve(d->tools().size());
+    for (const auto& t : d->tools()) tool_names.push_back(t.name);
+    r.refusal =
+        fmt::format("server {} has no tool named {}{}; see gateway.catalog_search", d->name(),
+                    core::show_name(tool_name), core::did_you_mean(tool_name, tool_names));
+    co_return r;
+  }
+  r.server = d;
+  co_return r;
+}
+
+void Fleet::roots_changed() {
+  for (auto& d : servers_) {
+    if (d->asked_for_roots()) d->notify("notifications/roots/list_changed", "");
+  }
+}
+
+asio::awaitable<void> Fleet::for_each_concurrently(
     std::vector<Downstream*> targets, std::size_t bound,
     std::function<asio::awaitable<void>(Downstream&)> work) {
   if (targets.empty()) co_return;
@@ -54,11 +141,10 @@ asio::awaitable<void> Gateway::for_each_concurrently(
   co_await batch->done.wait();
 }
 
-void Gateway::start() {
-  for (const auto& w : config_->warnings) core::log::warn("config: {}", w);
+void Fleet::start_named(const std::vector<std::string>& names, std::size_t bound) {
   std::vector<Downstream*> targets;
   std::size_t unknown = 0;
-  for (const auto& name : config_->auto_start) {
+  for (const auto& name : names) {
     if (Downstream* d = find(name)) {
       targets.push_back(d);
     } else {
@@ -72,30 +158,28 @@ void Gateway::start() {
   if (targets.empty()) return;
   core::spawn(
       io_,
-      [this, targets = std::move(targets)]() -> asio::awaitable<void> {
-        co_await for_each_concurrently(
-            targets, config_->policy.start_concurrency,
-            [](Downstream& d) -> asio::awaitable<void> { co_await d.ensure_started(); });
+      [this, targets = std::move(targets), bound]() -> asio::awaitable<void> {
+        co_await for_each_concurrently(targets, bound, [](Downstream& d) -> asio::awaitable<void> {
+          co_await d.ensure_started();
+        });
       },
       "the autoStart of servers");
 }
 
-asio::awaitable<void> Gateway::start_all() {
-  // Fail-closed stale: nothing new is started; lists answer with what is known.
-  if (!stale_refusal().empty()) co_return;
+asio::awaitable<void> Fleet::start_lazy(std::size_t bound) {
   std::vector<Downstream*> lazy;
-  for (auto& d : downstreams_) {
+  for (auto& d : servers_) {
     // A server another request is starting is waited for too: its lists are not known yet.
-    if (d->status() == Status::lazy || d->status() == Status::starting) lazy.push_back(d.get());
+    if (d->phase() == Phase::lazy || d->phase() == Phase::starting) lazy.push_back(d.get());
   }
   co_await for_each_concurrently(
-      std::move(lazy), config_->policy.start_concurrency,
+      std::move(lazy), bound,
       [](Downstream& d) -> asio::awaitable<void> { co_await d.ensure_started(); });
 }
 
-asio::awaitable<void> Gateway::shutdown() {
+asio::awaitable<void> Fleet::shutdown() {
   std::vector<Downstream*> all;
-  for (auto& d : downstreams_) all.push_back(d.get());
+  for (auto& d : servers_) all.push_back(d.get());
   const std::size_t everyone = all.size();
   co_await for_each_concurrently(
       std::move(all), everyone,

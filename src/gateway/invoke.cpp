@@ -1,13 +1,15 @@
-// gateway.invoke end to end: validation, admission, the downstream call as work that owns
-// its permits, and the ledger of pending calls (GATEWAY-INVARIANTS §2-§3).
+// gateway.invoke end to end: validation, admission, the downstream request and the answer to
+// the caller (invariants A1-A3, C1-C4). The call itself (its ledger record, its permits, its
+// outcome, what happens once its caller gives up) is a Call (calls/call.hpp).
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
+#include "gateway/calls/call.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/results.hpp"
+#include "mcp/tool_result.hpp"
 
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
 
@@ -24,292 +26,208 @@ constexpr const char* kCancelledByOperator =
     " was cancelled by an operator (gateway.cancel, or a forced restart_server, "
     "disconnect_server or refresh)";
 
-std::int64_t age_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                               since)
-      .count();
-}
+InvokeOutcome refuse(const std::string& text) { return InvokeOutcome{true, mcp::error_result(text), true}; }
+// The caller cancelled: nothing may be sent to it.
+InvokeOutcome silent() { return InvokeOutcome{false, {}, true}; }
 
-}  // namespace
+// The caller's cancel, passed on to the call's one work cancel while invoke waits.
+class CancelLink {
+ public:
+  CancelLink(core::CancelSignal* from, core::CancelSignal& to) : from_(from) {
+    if (from_) registration_ = from_->on_cancel([&to] { to.cancel(); });
+  }
+  ~CancelLink() {
+    if (from_) from_->remove(registration_);
+  }
+  CancelLink(const CancelLink&) = delete;
+  CancelLink& operator=(const CancelLink&) = delete;
 
-// The downstream request as work: it owns the permits and its pending record, and runs to
-// its own end even when the caller has stopped waiting for it.
-struct Gateway::CallTask {
-  CallTask(asio::io_context& io) : settled(io) {}
-  Downstream* server = nullptr;
-  ToolAdmission* admission = nullptr;
-  std::list<PendingCall>::iterator record;
-  bool record_live = false;  // the record is still in pending_
-  Permit permit;
-  std::string tool_name;
-  std::string arguments;
-  std::string progress_token;
-  std::chrono::milliseconds timeout{0};
-  std::chrono::steady_clock::time_point last_progress{};  // of the downstream's progress
-  mcp::Reply reply;
-  bool ended = false;
-  bool operator_cancel = false;
-  mcp::Reply::Status abandoned_because = mcp::Reply::Status::closed;
-  core::Event settled;  // the caller may answer: the call ended or was abandoned
+ private:
+  core::CancelSignal* from_;
+  std::uint64_t registration_ = 0;
 };
 
-asio::awaitable<InvokeOutcome> Gateway::invoke(std::string_view tool_id,
-                                               std::string_view arguments_json,
-                                               std::optional<std::chrono::milliseconds> asked,
-                                               core::CancelSignal* cancel,
-                                               std::string_view client_progress_token,
-                                               std::weak_ptr<mcp::Session> client,
-                                               Budget* client_budget, std::string client_label,
-                                               const bj::value* parsed_arguments,
-                                               std::string client_request_id) {
-  auto refuse = [](std::string text) { return InvokeOutcome{true, error_result(text), true}; };
-  ResolvedTool resolved = co_await resolve_tool(tool_id, true);
-  if (!resolved.server) co_return refuse(resolved.refusal);
-  Downstream* d = resolved.server;
-  const std::chrono::milliseconds timeout = call_timeout(*d, asked);
-  // The tool list may be replaced while this call waits (list_changed, refresh, restart):
-  // nothing from the entry is used after the first suspension below.
-  const ToolEntry* tool = resolved.tool;
-  const std::string tool_name = tool->name;
-  std::string tool_label = d->name() + "::" + tool_name;
-  if (!tool->validator && !tool->schema_problem.empty()) {
+// The arguments checked against the tool's input schema: empty when they may be sent, else
+// why not (value-free).
+std::string check_arguments(const ToolEntry& tool, const std::string& tool_label,
+                            const Gateway::InvokeRequest& request, bool allow_unvalidated,
+                            std::size_t max_json_depth) {
+  if (!tool.validator && !tool.schema_problem.empty()) {
     // A schema sluice cannot compile (a regex RE2 refuses, a remote $ref): the arguments
     // cannot be checked, so the call is refused unless the operator allows it.
-    if (!config_->policy.allow_unvalidated_tools) {
-      co_return refuse(fmt::format(
+    if (!allow_unvalidated) {
+      return fmt::format(
           "{} cannot be validated: its input schema is not usable ({}); sluice does not call a "
           "tool it cannot validate (the operator may allow it with "
           "sluice.allowUnvalidatedTools)",
-          tool_label, tool->schema_problem));
+          tool_label, tool.schema_problem);
     }
     core::log::debug("calling {} without validation (sluice.allowUnvalidatedTools)", tool_label);
   }
-  if (tool->validator) {
-    boost::system::result<bj::value, cj::ParseError> args = bj::value();
-    if (!parsed_arguments) {
-      args = cj::parse_strict(arguments_json.empty() ? "{}" : arguments_json,
-                              cj::ParseLimits{options_.limits.max_json_depth});
-      if (!args) co_return refuse("arguments are not valid JSON: " + args.error().message);
-    }
-    auto problems = tool->validator->validate(parsed_arguments ? *parsed_arguments : *args);
-    if (!problems.empty()) {
-      std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);
-      for (const auto& p : problems) text += "\n" + core::schema::format(p);
-      core::log::info("refused a call to {}: {} schema problem(s)", tool_label, problems.size());
-      co_return refuse(text);
-    }
+  if (!tool.validator) return {};
+  boost::system::result<bj::value, cj::ParseError> args = bj::value();
+  if (!request.parsed_arguments) {
+    args = cj::parse_strict(request.arguments_json.empty() ? "{}" : request.arguments_json,
+                            cj::ParseLimits{max_json_depth});
+    if (!args) return "arguments are not valid JSON: " + args.error().message;
   }
+  auto problems = tool.validator->validate(request.parsed_arguments ? *request.parsed_arguments
+                                                                    : *args);
+  if (problems.empty()) return {};
+  std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);
+  for (const auto& p : problems) text += "\n" + schema::format(p);
+  core::log::info("refused a call to {}: {} schema problem(s)", tool_label, problems.size());
+  return text;
+}
 
-  // Admission (A1-A3): the tool's budget, then the client's cap, each with the queue.
-  ToolAdmission& admission = d->admission(*tool);
-  Budget* write_lane = d->write_lane(*tool);
-  tool = nullptr;
-  const config::GatewayPolicy& policy = config_->policy;
-  auto record = pending_.emplace(pending_.end());
-  record->request_id = fmt::format("{}::{}", d->name(), next_request_++);
-  record->server = d->name();
-  record->tool_id = tool_label;
-  record->client = std::move(client_label);
-  record->client_session = client;
-  record->client_request_id = client_request_id;
-  record->timeout = timeout;
-  const auto admitted_at = record->started_at;
-  auto task = std::make_shared<CallTask>(io_);
-  task->record = record;
-  task->record_live = true;
-  // The caller's cancel and gateway.cancel both cancel the work. The record can end (and
-  // be erased) before this coroutine resumes to unregister, so the relay checks it lives.
-  std::uint64_t relay = 0;
-  if (cancel) {
-    relay = cancel->on_cancel([weak = std::weak_ptr<CallTask>(task)] {
-      if (auto t = weak.lock(); t && t->record_live) t->record->work_cancel.cancel();
-    });
-  }
-  auto unregister = [&] {
-    if (cancel) cancel->remove(relay);
-  };
-  struct Stage {
-    Budget* budget;
-    const char* name;
-  };
-  // A named array: no initializer_list temporary lives across the co_await below.
-  const std::array<Stage, 3> stages{Stage{&admission.budget, "tool"},
-                                     Stage{write_lane, "server's write"},
-                                     Stage{client_budget, "client"}};
+struct Stage {
+  Budget* budget;
+  const char* name;
+};
+
+// Admission (A1-A3): each stage's budget in turn, each with its queue. Empty when every
+// slot was granted (into the call's permit), else the answer to the caller; the call has
+// then ended.
+asio::awaitable<std::optional<InvokeOutcome>> admit(Call& call, const std::array<Stage, 3>& stages,
+                                                    const config::GatewayPolicy& policy,
+                                                    const std::string& tool_label) {
+  const CallRecord& record = call.record();
   for (const Stage& stage : stages) {
     if (!stage.budget) continue;
     auto outcome =
-        co_await stage.budget->acquire(policy.queue_timeout, &record->work_cancel, task->permit);
+        co_await stage.budget->acquire(policy.queue_timeout, &call.work_cancel(), call.permit());
     if (outcome == Budget::Outcome::granted) continue;
-    task->permit.release();
-    audit_.record({"refusal", record->client, d->name(), tool_name,
-                   outcome == Budget::Outcome::cancelled  ? "cancelled_while_queued"
-                   : outcome == Budget::Outcome::overflow ? "rejected_overflow"
-                                                          : "rejected_queue_timeout",
-                   -1, d->generation()});
-    bool by_operator = record->cancelled_by_operator;
-    task->record_live = false;
-    pending_.erase(record);
-    unregister();
-    if (pending_.empty() && idle_) idle_->set();
+    const bool by_operator = record.cancelled_by_operator;
+    const std::string server = record.server;
+    const std::string tool(std::string_view(record.tool_id).substr(server.size() + 2));
     switch (outcome) {
       case Budget::Outcome::cancelled:
-        ++admission.counters.cancelled_while_queued;
+        call.refused(Call::Outcome::cancelled_while_queued);
         if (by_operator) co_return refuse(tool_label + kCancelledByOperator);
-        co_return InvokeOutcome{false, {}, true};
+        co_return silent();
       case Budget::Outcome::overflow:
-        ++admission.counters.rejected_overflow;
+        call.refused(Call::Outcome::rejected_overflow);
         co_return refuse(fmt::format(
             "server {}, tool {}: the {} budget of {} calls in flight is full and its queue "
             "({} waiting) is full; retry later",
-            d->name(), tool_name, stage.name, stage.budget->capacity(), policy.queue_size));
+            server, tool, stage.name, stage.budget->capacity(), policy.queue_size));
       default:
-        ++admission.counters.rejected_queue_timeout;
+        call.refused(Call::Outcome::rejected_queue_timeout);
         co_return refuse(fmt::format(
             "server {}, tool {}: the {} budget of {} calls in flight stayed full for {} ms; "
             "retry later",
-            d->name(), tool_name, stage.name, stage.budget->capacity(),
-            policy.queue_timeout.count()));
+            server, tool, stage.name, stage.budget->capacity(), policy.queue_timeout.count()));
     }
   }
+  co_return std::nullopt;
+}
 
-  record->state = PendingCall::State::running;
-  ++admission.counters.in_flight;
-  task->server = d;
-  task->admission = &admission;
-  task->tool_name = tool_name;
-  task->arguments = std::string(arguments_json);
-  task->timeout = timeout;
-  const std::uint64_t route = next_progress_token_++;
-  task->progress_token = std::to_string(route);
-  progress_routes_[route] = ProgressRoute{std::move(client), std::string(client_progress_token),
-                                          std::move(client_request_id), &task->last_progress};
-  // Should run_call die of an exception, its caller is still answered (the call ends as
-  // transport_lost) and neither its record nor its permits outlive it.
-  core::spawn(io_, run_call(task), "a downstream call", [this, task] {
-    task->permit.release();
-    if (task->record_live) {
-      task->record_live = false;
-      if (task->admission && task->admission->counters.in_flight > 0) {
-        --task->admission->counters.in_flight;
-      }
-      pending_.erase(task->record);
-      if (pending_.empty() && idle_) idle_->set();
-    }
-    task->ended = true;
-    task->settled.set();
-  });
-  co_await task->settled.wait();
-  unregister();
-  progress_routes_.erase(route);
-
-  if (!task->ended) {
-    // Abandoned: the work goes on (and keeps its permits) without this caller.
-    if (task->abandoned_because == mcp::Reply::Status::timeout) {
-      if (std::chrono::steady_clock::now() - admitted_at >= policy.max_call) {
-        co_return refuse(fmt::format(
-            "{} did not finish within the ceiling of {} ms for any call (sluice.maxCallMs), "
-            "progress or not",
-            tool_label, policy.max_call.count()));
-      }
-      co_return refuse(fmt::format(
-          "{} did not answer within {} ms (a timeout that each progress notification restarts)",
-          tool_label, timeout.count()));
-    }
-    if (task->operator_cancel) co_return refuse(tool_label + kCancelledByOperator);
-    co_return InvokeOutcome{false, {}, true};
-  }
-  const mcp::Reply& reply = task->reply;
+// The answer to a caller whose downstream request settled (the call has ended).
+InvokeOutcome answer_of(const mcp::Reply& reply, bool by_operator, const std::string& server,
+                        const std::string& tool_label, std::chrono::milliseconds timeout) {
   switch (reply.status) {
     case mcp::Reply::Status::result:
-      co_return InvokeOutcome{true, std::string(reply.message->result()), false};
+      return InvokeOutcome{true, std::string(reply.message->result()), false};
     case mcp::Reply::Status::error: {
       std::string message;
       auto m = cj::member_span(reply.message->error(), "message");
       bj::error_code ec;
       bj::value mv = m ? bj::parse(*m, ec) : bj::value();
       if (!ec && mv.is_string()) message = safe_peer_message(mv.get_string());
-      co_return refuse(fmt::format("{} answered with an error{}{}", tool_label,
-                                   message.empty() ? "" : ": ", message));
+      return refuse(fmt::format("{} answered with an error{}{}", tool_label,
+                                message.empty() ? "" : ": ", message));
     }
     case mcp::Reply::Status::closed:
-      co_return refuse(fmt::format("server {} closed the connection during the call of {}",
-                                   d->name(), tool_label));
+      return refuse(fmt::format("server {} closed the connection during the call of {}", server,
+                                tool_label));
     case mcp::Reply::Status::cancelled:
       // Cancelled after admission, before the request was sent.
-      if (task->operator_cancel) co_return refuse(tool_label + kCancelledByOperator);
-      co_return InvokeOutcome{false, {}, true};
+      if (by_operator) return refuse(tool_label + kCancelledByOperator);
+      return silent();
     default:
-      co_return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
+      return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
   }
 }
 
-asio::awaitable<void> Gateway::run_call(std::shared_ptr<CallTask> task) {
-  ToolAdmission& admission = *task->admission;
-  PendingCall& record = *task->record;
+}  // namespace
+
+asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
+  ResolvedTool resolved = co_await fleet_.resolve_tool(request.tool_id, true);
+  if (!resolved.server) co_return refuse(resolved.refusal);
+  Downstream* d = resolved.server;
   const config::GatewayPolicy& policy = config_->policy;
+  const std::chrono::milliseconds timeout = call_timeout(*d, request.timeout);
+  // The tool list may be replaced while this call waits (list_changed, refresh, restart):
+  // nothing from the entry is used after the first suspension below.
+  const std::string tool_name = resolved.tool->name;
+  const std::string tool_label = d->name() + "::" + tool_name;
+  if (std::string why = check_arguments(*resolved.tool, tool_label, request,
+                                        policy.allow_unvalidated_tools,
+                                        options_.limits.max_json_depth);
+      !why.empty()) {
+    co_return refuse(why);
+  }
+  ToolAdmission& admission = d->admission(*resolved.tool);
+  Budget* write_lane = d->write_lane(*resolved.tool);
+  CallRecord record;
+  record.server = d->name();
+  record.tool_id = tool_label;
+  record.client = std::move(request.client_label);
+  record.client_session = request.client;
+  record.client_request_id = request.client_request_id;
+  record.timeout = timeout;
+  Call call(calls_, audit_, admission, std::move(record), [d] { return d->generation(); });
+  std::optional<CancelLink> link(std::in_place, request.cancel, call.work_cancel());
+  // A named array: no initializer_list temporary lives across the co_await below.
+  const std::array<Stage, 3> stages{Stage{&admission.budget, "tool"},
+                                     Stage{write_lane, "server's write"},
+                                     Stage{request.client_budget, "client"}};
+  if (auto refused = co_await admit(call, stages, policy, tool_label)) co_return *refused;
+  call.admitted();
+
+  // Every call sends sluice's own progress token; its progress restarts the timeout.
+  std::chrono::steady_clock::time_point last_progress{};
+  const std::uint64_t route = next_progress_token_++;
+  progress_routes_[route] = ProgressRoute{request.client, std::string(request.progress_token),
+                                          std::move(request.client_request_id), &last_progress};
   mcp::CallTracking tracking;
-  tracking.abandon_bound = policy.abandon_bound;
-  tracking.hold_after_expiry = true;  // stdio: the slot stays until the answer or the exit
-  tracking.last_progress = &task->last_progress;
-  tracking.ceiling = record.started_at + policy.max_call;
-  bool expired = false;
-  tracking.on_abandoned = [&](mcp::Reply::Status why) {
-    record.state = PendingCall::State::abandoned;
-    record.abandoned_at = std::chrono::steady_clock::now();
-    ++admission.counters.abandoned_in_flight;
-    task->abandoned_because = why;
-    task->operator_cancel = record.cancelled_by_operator;
-    task->settled.set();
-  };
-  tracking.on_expired = [&] {
-    expired = true;
-    ++admission.counters.expired;
-    ++admission.counters.expired_holding_permit;
-  };
+  tracking.last_progress = &last_progress;
+  tracking.ceiling = call.record().started_at + policy.max_call;
+  mcp::Reply reply;
   try {
-    task->reply = co_await task->server->call_tool(task->tool_name, task->arguments, task->timeout,
-                                                   &record.work_cancel, task->progress_token,
-                                                   &tracking);
+    reply = co_await d->call_tool(tool_name, request.arguments_json, timeout, &call.work_cancel(),
+                                  std::to_string(route), &tracking);
   } catch (const std::exception& e) {
-    core::log::error("call of {} failed ({})", record.tool_id, typeid(e).name());
-    task->reply = mcp::Reply{mcp::Reply::Status::closed, std::nullopt};
+    core::log::error("call of {} failed ({})", tool_label, typeid(e).name());
+    reply = mcp::Reply{mcp::Reply::Status::closed};
   }
-  // Exactly one outcome per call (C3); an expired call was counted when it expired.
-  if (!expired) {
-    switch (task->reply.status) {
-      case mcp::Reply::Status::result: ++admission.counters.completed; break;
-      case mcp::Reply::Status::error: ++admission.counters.errored; break;
-      case mcp::Reply::Status::expired: ++admission.counters.expired; break;
-      case mcp::Reply::Status::cancelled: ++admission.counters.cancelled_while_queued; break;
-      default: ++admission.counters.transport_lost; break;
-    }
+  progress_routes_.erase(route);
+  const bool by_operator = call.record().cancelled_by_operator;
+  if (!reply.late) {
+    call.end(Call::outcome_of(reply.status));
+    co_return answer_of(reply, by_operator, d->name(), tool_label, timeout);
   }
-  if (task->reply.abandoned) {
-    if (admission.counters.abandoned_in_flight > 0) --admission.counters.abandoned_in_flight;
-    core::log::info("abandoned call {} of {} ended ({})", record.request_id, record.tool_id,
-                    task->reply.status == mcp::Reply::Status::result ? "answered, dropped"
-                                                                      : "not answered");
+  // Abandoned (a cancel or the timeout): the work goes on, and keeps its permits, without
+  // this caller.
+  call.abandon();
+  const bool past_ceiling = core::Clock::now() - call.record().started_at >= policy.max_call;
+  link.reset();
+  core::spawn(io_,
+              Call::follow(std::move(call), std::move(reply.late),
+                           AbandonPolicy{policy.abandon_bound, true}),
+              "an abandoned call");
+  if (reply.status == mcp::Reply::Status::cancelled) {
+    co_return by_operator ? refuse(tool_label + kCancelledByOperator) : silent();
   }
-  const char* outcome = expired ? "expired"
-                        : task->reply.status == mcp::Reply::Status::result ? "completed"
-                        : task->reply.status == mcp::Reply::Status::error  ? "errored"
-                        : task->reply.status == mcp::Reply::Status::expired ? "expired"
-                                                                           : "transport_lost";
-  const auto took = std::chrono::steady_clock::now() - record.started_at;
-  latency_.observe(std::chrono::duration<double>(took).count());
-  audit_.record({task->reply.abandoned ? "abandoned_call" : "call", record.client,
-                 record.server, task->tool_name, outcome,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(took).count(),
-                 task->server->generation()});
-  if (admission.counters.in_flight > 0) --admission.counters.in_flight;
-  task->operator_cancel = task->operator_cancel || record.cancelled_by_operator;
-  task->permit.release();
-  task->record_live = false;
-  pending_.erase(task->record);  // `record` is gone from here on
-  if (pending_.empty() && idle_) idle_->set();
-  task->ended = !task->reply.abandoned;
-  task->settled.set();
+  if (past_ceiling) {
+    co_return refuse(fmt::format(
+        "{} did not finish within the ceiling of {} ms for any call (sluice.maxCallMs), "
+        "progress or not",
+        tool_label, policy.max_call.count()));
+  }
+  co_return refuse(fmt::format(
+      "{} did not answer within {} ms (a timeout that each progress notification restarts)",
+      tool_label, timeout.count()));
 }
 
 std::chrono::milliseconds Gateway::call_timeout(
@@ -320,66 +238,39 @@ std::chrono::milliseconds Gateway::call_timeout(
 }
 
 std::string Gateway::list_pending(std::optional<std::string_view> server) const {
-  bj::array calls;
-  for (const auto& c : pending_) {
-    if (server && c.server != *server) continue;
-    bj::object row;
-    row["request_id"] = c.request_id;
-    row["tool_id"] = c.tool_id;
-    row["state"] = to_string(c.state);
-    row["age_ms"] = age_ms(c.started_at);
-    row["client"] = c.client;
-    row["timeout_ms"] = c.timeout.count();
-    if (c.state == PendingCall::State::abandoned) row["abandoned_ms"] = age_ms(c.abandoned_at);
-    calls.push_back(std::move(row));
-  }
-  bj::object out;
-  out["count"] = calls.size();
-  out["calls"] = std::move(calls);
-  return structured_result(out);
+  return mcp::structured_result(calls_.list(server));
 }
 
 std::string Gateway::cancel_call(std::string_view request_id, bool force) {
-  for (auto& c : pending_) {
-    if (c.request_id != request_id) continue;
-    bool healthy = c.state == PendingCall::State::running &&
-                   std::chrono::steady_clock::now() - c.started_at < c.timeout;
-    if (force) {
-      std::string instead =
-          healthy ? fmt::format("{} is running within its timeout: wait for it to end (or to "
-                                "pass its timeout, then cancel it without force)",
-                                c.request_id)
-                  : fmt::format("{} can be cancelled without force", c.request_id);
-      if (std::string why = force_refusal("gateway.cancel", instead); !why.empty()) {
-        return error_result(why);
-      }
+  CallRecord* c = calls_.find(request_id);
+  if (!c) return mcp::error_result("no pending call has that request_id; see gateway.list_pending");
+  bool healthy = c->state == CallRecord::State::running &&
+                 core::Clock::now() - c->started_at < c->timeout;
+  if (force) {
+    std::string instead =
+        healthy ? fmt::format("{} is running within its timeout: wait for it to end (or to "
+                              "pass its timeout, then cancel it without force)",
+                              c->request_id)
+                : fmt::format("{} can be cancelled without force", c->request_id);
+    if (std::string why = governance_.force_refusal("gateway.cancel", instead); !why.empty()) {
+      return mcp::error_result(why);
     }
-    if (healthy && !force) {
-      return error_result(fmt::format(
-          "{} is running within its timeout; cancel it anyway with force: true", c.request_id));
-    }
-    if (c.state == PendingCall::State::abandoned) {
-      return error_result(fmt::format(
-          "{} is already abandoned: the downstream was told to cancel and its slot is held "
-          "until it answers or exits",
-          c.request_id));
-    }
-    c.cancelled_by_operator = true;
-    std::string id = c.request_id;
-    audit_.record({"cancel", "operator", c.server, c.tool_id, "cancelled", -1, 0});
-    c.work_cancel.cancel();  // may end the call (and erase `c`) synchronously when queued
-    return structured_result(bj::object{{"request_id", id}, {"cancelled", true}});
   }
-  return error_result("no pending call has that request_id; see gateway.list_pending");
-}
-
-asio::awaitable<void> Gateway::drain(std::chrono::milliseconds bound) {
-  if (pending_.empty()) co_return;
-  idle_ = std::make_unique<core::Event>(io_);
-  co_await idle_->wait_for(bound);
-  if (!pending_.empty()) {
-    core::log::info("drain: {} call(s) still pending after the drain bound", pending_.size());
+  if (healthy && !force) {
+    return mcp::error_result(fmt::format(
+        "{} is running within its timeout; cancel it anyway with force: true", c->request_id));
   }
+  if (c->state == CallRecord::State::abandoned) {
+    return mcp::error_result(fmt::format(
+        "{} is already abandoned: the downstream was told to cancel and its slot is held "
+        "until it answers or exits",
+        c->request_id));
+  }
+  c->cancelled_by_operator = true;
+  std::string id = c->request_id;
+  audit_.record({"cancel", "operator", c->server, c->tool_id, "cancelled", -1, 0});
+  c->work_cancel.cancel();  // may end the call (and close `c`) synchronously when queued
+  return mcp::structured_result(bj::object{{"request_id", id}, {"cancelled", true}});
 }
 
 }  // namespace sluice::gateway

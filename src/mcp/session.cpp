@@ -39,6 +39,14 @@ void IncomingRequest::respond_error_raw(std::string_view error_json) {
   session_->send_response(std::move(frame), message_.id());
 }
 
+Reply::Reply() = default;
+Reply::Reply(Status status, std::optional<rpc::Message> message,
+             std::unique_ptr<OutstandingRequest> late)
+    : status(status), message(std::move(message)), late(std::move(late)) {}
+Reply::Reply(Reply&&) noexcept = default;
+Reply& Reply::operator=(Reply&&) noexcept = default;
+Reply::~Reply() = default;
+
 std::shared_ptr<Session> Session::create(asio::io_context& io, SessionOptions options) {
   return std::shared_ptr<Session>(new Session(io, std::move(options)));
 }
@@ -204,7 +212,7 @@ void Session::handle_response(rpc::Message message) {
     core::log::debug("{}: dropped a response that matches no pending request", options_.label);
     return;
   }
-  PendingCall* call = it->second;
+  PendingAnswer* call = it->second;
   if (call->settled()) {
     // A second answer to a call already answered (it waits to resume): the first one wins.
     ++counters_.unmatched_responses;
@@ -262,15 +270,15 @@ void Session::send_cancelled(const std::string& id_text, Reply::Status why,
 }
 
 asio::awaitable<Reply> Session::request(std::string method, std::string params_json,
-                                        std::chrono::milliseconds timeout, core::CancelSignal* cancel,
-                                        std::uint64_t* id_out, const CallTracking* tracking,
-                                        std::string related) {
+                                        std::chrono::milliseconds timeout,
+                                        core::CancelSignal* cancel, std::uint64_t* id_out,
+                                        const CallTracking* tracking, std::string related) {
   auto self = shared_from_this();
-  if (closed_ || !outbox_) co_return Reply{Reply::Status::closed, std::nullopt};
-  if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled, std::nullopt};
+  if (closed_ || !outbox_) co_return Reply{Reply::Status::closed};
+  if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled};
   std::uint64_t id = next_id_++;
   if (id_out) *id_out = id;
-  PendingCall call(io_);
+  PendingAnswer call(io_);
   call.timer.expires_after(timeout);
   if (tracking && tracking->ceiling < call.timer.expiry()) call.timer.expires_at(tracking->ceiling);
   pending_.emplace(id, &call);
@@ -280,7 +288,7 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
     // The transport closed while sending (a stuck peer, EPIPE): on_closed() ran before this
     // wait could start, so its timer cancel would be lost.
     pending_.erase(id);
-    co_return Reply{Reply::Status::closed, std::nullopt};
+    co_return Reply{Reply::Status::closed};
   }
   std::uint64_t registration = 0;
   if (cancel) {
@@ -289,67 +297,75 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
       call.timer.cancel();
     });
   }
-  // initialize is never cancelled: a timeout just ends it.
-  const bool may_cancel = method != "initialize";
-  enum class Phase { waiting, abandoned, expired } phase = Phase::waiting;
-  Reply reply;
   auto deadline = call.timer.expiry();
   for (;;) {
-    // Settled already (e.g. the transport closed while we sent notifications/cancelled, so
-    // its timer cancel found no waiter): do not wait.
-    if (call.settled()) break;
+    // Settled already (e.g. the transport closed before the wait began): do not wait.
+    if (call.settled() || call.cancel_requested) break;
     boost::system::error_code ec;
     co_await call.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (call.settled()) break;
-    const bool deadline_passed = !ec;
-    if (phase == Phase::waiting) {
-      if (!deadline_passed && !call.cancel_requested) {
+    if (call.settled() || call.cancel_requested) break;
+    if (ec) {
+      call.timer.expires_at(deadline);  // woken without cause: the deadline stands
+      continue;
+    }
+    if (tracking && tracking->last_progress) {
+      // Progress since the timer was set moves the deadline (up to the ceiling).
+      auto next = std::min(*tracking->last_progress + timeout, tracking->ceiling);
+      if (next > deadline) {
+        deadline = next;
         call.timer.expires_at(deadline);
         continue;
       }
-      if (deadline_passed && !call.cancel_requested && tracking && tracking->last_progress) {
-        // Progress since the timer was set moves the deadline (up to the ceiling).
-        auto next = std::min(*tracking->last_progress + timeout, tracking->ceiling);
-        if (next > deadline) {
-          deadline = next;
-          call.timer.expires_at(deadline);
-          continue;
-        }
-      }
-      Reply::Status why = deadline_passed ? Reply::Status::timeout : Reply::Status::cancelled;
-      if (why == Reply::Status::timeout) ++counters_.timeouts;
-      if (may_cancel) send_cancelled(id_text, why, related);
-      if (!tracking) {
-        call.status = why;
-        break;
-      }
-      phase = Phase::abandoned;
-      reply.abandoned = true;
-      if (tracking->on_abandoned) tracking->on_abandoned(why);
-      call.timer.expires_after(tracking->abandon_bound);
-      deadline = call.timer.expiry();
-      continue;
     }
-    if (phase == Phase::abandoned && deadline_passed) {
-      phase = Phase::expired;
-      reply.expired = true;
-      if (tracking->on_expired) tracking->on_expired();
-      if (!tracking->hold_after_expiry) {
-        call.status = Reply::Status::expired;
-        break;
-      }
-    }
-    // Abandoned or expired: only the answer or the close ends the wait now.
-    if (phase == Phase::expired) deadline = asio::steady_timer::time_point::max();
-    call.timer.expires_at(deadline);
+    break;  // the deadline passed
   }
-  pending_.erase(id);
   if (cancel) cancel->remove(registration);
-  reply.status = call.status;
-  if (call.status == Reply::Status::result || call.status == Reply::Status::error) {
-    reply.message = std::move(call.reply);
+  if (call.settled()) {
+    pending_.erase(id);
+    Reply reply{call.status};
+    if (call.status != Reply::Status::closed) reply.message = std::move(call.reply);
+    co_return reply;
   }
-  co_return reply;
+  const Reply::Status why = call.cancel_requested ? Reply::Status::cancelled : Reply::Status::timeout;
+  if (why == Reply::Status::timeout) ++counters_.timeouts;
+  // initialize is never cancelled: a timeout just ends it.
+  if (method != "initialize") send_cancelled(id_text, why, related);
+  if (!tracking) {
+    pending_.erase(id);
+    co_return Reply{why};
+  }
+  // Followed: the request stays pending under its id, in the caller's hands now (the
+  // transport may have closed while notifications/cancelled was sent: that is kept).
+  auto late = std::make_unique<OutstandingRequest>(self, id);
+  late->answer_.status = call.status;
+  late->answer_.reply = std::move(call.reply);
+  pending_[id] = &late->answer_;
+  co_return Reply{why, std::nullopt, std::move(late)};
+}
+
+OutstandingRequest::OutstandingRequest(std::shared_ptr<Session> session, std::uint64_t id)
+    : session_(std::move(session)), id_(id), answer_(session_->io()) {}
+
+OutstandingRequest::~OutstandingRequest() { forget(); }
+
+void OutstandingRequest::forget() {
+  auto it = session_->pending_.find(id_);
+  if (it != session_->pending_.end() && it->second == &answer_) session_->pending_.erase(it);
+}
+
+asio::awaitable<Reply> OutstandingRequest::wait_until(std::chrono::steady_clock::time_point until) {
+  for (;;) {
+    if (answer_.settled()) {
+      forget();
+      Reply reply{answer_.status};
+      if (answer_.status != Reply::Status::closed) reply.message = std::move(answer_.reply);
+      co_return reply;
+    }
+    if (core::Clock::now() >= until) co_return Reply{Reply::Status::timeout};
+    answer_.timer.expires_at(until);
+    boost::system::error_code ec;
+    co_await answer_.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
 }
 
 }  // namespace sluice::mcp

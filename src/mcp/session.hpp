@@ -11,13 +11,13 @@
 // closed while requests are suspended stays valid until they finish. The Outbox and Handler
 // are borrowed; detach() drops them (after it, nothing is sent and nothing is dispatched).
 #include "core/cancel.hpp"
+#include "core/clock.hpp"
 #include "core/json.hpp"
 #include "core/limits.hpp"
 #include "rpc/message.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -53,30 +53,51 @@ class Outbox {
   virtual void request_finished(std::string_view /*request_id*/) {}
 };
 
+class OutstandingRequest;
+
 struct Reply {
-  enum class Status { result, error, timeout, cancelled, closed, expired };
+  enum class Status { result, error, timeout, cancelled, closed };
+  Reply();
+  Reply(Status status, std::optional<rpc::Message> message = std::nullopt,
+        std::unique_ptr<OutstandingRequest> late = nullptr);
+  Reply(Reply&&) noexcept;
+  Reply& operator=(Reply&&) noexcept;
+  ~Reply();
+
   Status status = Status::closed;
   std::optional<rpc::Message> message;  // set for result and error
-  bool abandoned = false;  // the caller gave up (cancel or timeout) before the end
-  bool expired = false;    // the abandon bound passed before the end
+  // A followed request (see CallTracking) that ended in timeout or cancelled: the request,
+  // still pending under its id, so that its caller can wait on for the late answer.
+  std::unique_ptr<OutstandingRequest> late;
   bool ok() const { return status == Status::result; }
 };
 
-// How a request whose caller gives up is followed to its end (GATEWAY-INVARIANTS §3): at
-// the cancel or the timeout, notifications/cancelled goes to the peer with our id and the
-// request becomes abandoned, but it keeps waiting for the answer, a close, or the abandon
-// bound. With hold_after_expiry (stdio), passing the bound is only recorded and the wait
-// goes on until the answer or the close; without it the request ends as `expired`.
+// Passed to Session::request by a caller that follows its request past giving up on it
+// (gateway calls: the slot belongs to the work, invariant C2). At the cancel or the timeout,
+// notifications/cancelled goes to the peer with our id as for any request, and request()
+// returns (cancelled or timeout) with Reply::late: the request stays pending under its id,
+// so its answer, the close, or a bound of the caller's own can still be waited for. What
+// happens then (the abandon bound, expiry) is the caller's policy, not the session's.
 struct CallTracking {
-  std::chrono::milliseconds abandon_bound{120000};
-  bool hold_after_expiry = true;
   // The timeout as an inactivity timeout: when set, the time of the call's latest progress
   // (written by whoever sees its notifications/progress); the call times out `timeout` after
   // the later of its start and that, and never after `ceiling`.
   const std::chrono::steady_clock::time_point* last_progress = nullptr;
   std::chrono::steady_clock::time_point ceiling = std::chrono::steady_clock::time_point::max();
-  std::function<void(Reply::Status why)> on_abandoned;  // once: cancelled or timeout
-  std::function<void()> on_expired;                     // once
+};
+
+// An outgoing request not settled yet: its answer (or error), or the close, once one came.
+// Internal to the session and OutstandingRequest.
+struct PendingAnswer {
+  explicit PendingAnswer(asio::io_context& io) : timer(io) {}
+  core::Timer timer;  // cancelled when the request settles or its caller cancels
+  std::optional<rpc::Message> reply;
+  Reply::Status status = Reply::Status::timeout;  // result, error or closed once settled
+  bool cancel_requested = false;
+  bool settled() const {
+    return status == Reply::Status::result || status == Reply::Status::error ||
+           status == Reply::Status::closed;
+  }
 };
 
 class Session;
@@ -141,7 +162,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Sends a request and waits for its answer, the timeout, a cancel (then
   // notifications/cancelled is sent to the peer with our id) or the transport closing.
-  // `id_out`, when given, receives the id this request was sent with. `related`: the raw
+  // `id_out`, when given, receives the id this request was sent with. `tracking`: the
+  // caller follows the request past a cancel or timeout (Reply::late). `related`: the raw
   // id of the incoming request whose work this belongs to (empty: none).
   asio::awaitable<Reply> request(std::string method, std::string params_json,
                                  std::chrono::milliseconds timeout,
@@ -179,17 +201,7 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   Session(asio::io_context& io, SessionOptions options);
 
-  struct PendingCall {
-    explicit PendingCall(asio::io_context& io) : timer(io) {}
-    asio::steady_timer timer;
-    std::optional<rpc::Message> reply;
-    Reply::Status status = Reply::Status::timeout;  // result, error or closed once settled
-    bool cancel_requested = false;
-    bool settled() const {
-      return status == Reply::Status::result || status == Reply::Status::error ||
-             status == Reply::Status::closed;
-    }
-  };
+  friend class OutstandingRequest;
   void send_cancelled(const std::string& id_text, Reply::Status why, std::string_view related);
 
   asio::awaitable<void> serve(std::shared_ptr<IncomingRequest> request);
@@ -204,10 +216,36 @@ class Session : public std::enable_shared_from_this<Session> {
   Handler* handler_ = nullptr;
   bool closed_ = false;
   std::uint64_t next_id_ = 1;
-  std::unordered_map<std::uint64_t, PendingCall*> pending_;
+  std::unordered_map<std::uint64_t, PendingAnswer*> pending_;
   std::unordered_map<std::string, IncomingRequest*> incoming_;
   Counters counters_;
   std::string peer_capabilities_;
+};
+
+// A request whose caller gave up on it (Reply::late), still pending under its id: the answer
+// that comes late, the transport closing, or a bound the holder chooses ends the wait.
+// Destroying it forgets the id: an answer after that is dropped as unmatched.
+// Ownership: held by the caller that follows the request; it keeps the session alive.
+// Threading: the session's io_context thread.
+class OutstandingRequest {
+ public:
+  OutstandingRequest(std::shared_ptr<Session> session, std::uint64_t id);
+  ~OutstandingRequest();
+  OutstandingRequest(const OutstandingRequest&) = delete;
+  OutstandingRequest& operator=(const OutstandingRequest&) = delete;
+
+  // The id the request was sent with.
+  std::uint64_t id() const { return id_; }
+  // Waits for the answer (result or error, with its message) or the close (closed); when
+  // `until` passes first, returns timeout and the request stays pending.
+  asio::awaitable<Reply> wait_until(std::chrono::steady_clock::time_point until);
+
+ private:
+  friend class Session;
+  void forget();
+  std::shared_ptr<Session> session_;
+  std::uint64_t id_;
+  PendingAnswer answer_;
 };
 
 }  // namespace sluice::mcp

@@ -1,5 +1,5 @@
 #pragma once
-// A child process sluice owns (GATEWAY-INVARIANTS §1). Every spawn in sluice goes through
+// A child process sluice owns (invariants P1-P3). Every spawn in sluice goes through
 // Child::spawn: new session and process group (setsid), stdin/stdout/stderr pipes sluice
 // owns, every other fd closed, an explicit environment, and a pidfd through which every
 // wait and signal goes (no pid-reuse hazard). Group signals are sent only while the leader
@@ -98,7 +98,7 @@ class Child {
   std::optional<ExitStatus> exit_;
 };
 
-// The one wrapper through which sluice signals a process (GATEWAY-INVARIANTS §4 kill_by_name,
+// The one wrapper through which sluice signals a process (the restart paths kill_by_name,
 // ds_kill_to_cancel): refuses pid <= 1, sluice's own pid and its own process group.
 bool send_signal_to_group(pid_t pgid, int sig);
 bool send_signal_to_process(pid_t pid, int sig);

@@ -1,128 +1,149 @@
 #include "rpc/message.hpp"
 
+#include "rpc/members.hpp"
+
 #include <boost/json/parse.hpp>
 
+#include <array>
 #include <charconv>
 
 namespace sluice::rpc {
 namespace cj = core::json;
 
+namespace {
+
+// The top-level members a frame may carry, in the order of kPartKeys.
+enum Part : std::size_t { kJsonrpc, kId, kMethod, kParams, kResult, kError, kPartCount };
+constexpr std::array<std::string_view, kPartCount> kPartKeys = {"jsonrpc", "id",     "method",
+                                                                "params",  "result", "error"};
+using Parts = std::array<std::optional<std::string_view>, kPartCount>;
+
+ParseFailure invalid(std::string message, std::string id = "null") {
+  return ParseFailure{code::kInvalidRequest, "Invalid request: " + message, std::move(id)};
+}
+
+// For a syntactically valid frame refused for structure, answer with its id if it has one.
+std::string recover_id(std::string_view text) {
+  auto id = cj::member_span(text, "id");
+  if (id && id_key(*id)) return std::string(*id);
+  return "null";
+}
+
+// The one strict parse (client) or validation (peer) of a frame, and its shape: a single
+// object. `dom` receives the client frame's DOM.
+std::optional<ParseFailure> check_document(const std::string& text, const cj::ParseLimits& limits,
+                                           Strictness strictness, boost::json::value& dom) {
+  if (strictness == Strictness::client) {
+    auto parsed = cj::parse_strict(text, limits);
+    if (!parsed) {
+      if (parsed.error().problem == cj::ParseProblem::syntax)
+        return ParseFailure{code::kParseError, "Parse error: " + parsed.error().message, "null"};
+      return ParseFailure{code::kInvalidRequest, "Invalid request: " + parsed.error().message,
+                          recover_id(text)};
+    }
+    dom = std::move(*parsed);
+  } else if (auto err = cj::validate(text, limits)) {
+    if (err->problem == cj::ParseProblem::syntax)
+      return ParseFailure{code::kParseError, "Parse error: " + err->message, "null"};
+    return invalid(err->message);
+  }
+  std::string_view body = cj::trim(text);
+  if (body.empty() || body.front() != '{') {
+    return invalid(!body.empty() && body.front() == '[' ? "batches are not supported"
+                                                        : "a message must be a JSON object");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 struct MessageParser {
   static Span span_of(const std::string& text, std::optional<std::string_view> part) {
     if (!part) return {};
-    std::string_view p = cj::trim(*part);
-    return Span{static_cast<std::uint32_t>(p.data() - text.data()),
-                static_cast<std::uint32_t>(p.size())};
+    return Span{static_cast<std::uint32_t>(part->data() - text.data()),
+                static_cast<std::uint32_t>(part->size())};
   }
 
-  static std::variant<Message, ParseFailure> run(std::string text,
-                                                 const cj::ParseLimits& limits,
+  static std::variant<Message, ParseFailure> run(std::string text, const cj::ParseLimits& limits,
                                                  Strictness strictness) {
-    std::string_view body = cj::trim(text);
-    if (strictness == Strictness::client) {
-      auto dom = cj::parse_strict(text, limits);
-      if (!dom) {
-        if (dom.error().problem == cj::ParseProblem::syntax)
-          return ParseFailure{code::kParseError, "Parse error: " + dom.error().message, "null"};
-        return ParseFailure{code::kInvalidRequest, "Invalid request: " + dom.error().message,
-                            recover_id(text)};
-      }
-    } else if (auto err = cj::validate(text, limits)) {
-      if (err->problem == cj::ParseProblem::syntax)
-        return ParseFailure{code::kParseError, "Parse error: " + err->message, "null"};
-      return ParseFailure{code::kInvalidRequest, "Invalid request: " + err->message, "null"};
-    }
-    if (body.empty() || body.front() != '{') {
-      return ParseFailure{code::kInvalidRequest,
-                          !body.empty() && body.front() == '['
-                              ? "Invalid request: batches are not supported"
-                              : "Invalid request: a message must be a JSON object",
-                          "null"};
-    }
     Message m;
+    if (auto failure = check_document(text, limits, strictness, m.dom_)) return *failure;
     m.text_ = std::move(text);
-    const std::string& t = m.text_;
-    auto version = cj::member_span(t, "jsonrpc");
-    auto id = cj::member_span(t, "id");
-    auto method = cj::member_span(t, "method");
-    auto params = cj::member_span(t, "params");
-    auto result = cj::member_span(t, "result");
-    auto error = cj::member_span(t, "error");
-
+    Parts parts;
+    scan_members(m.text_, kPartKeys, parts);
     std::string id_text = "null";
-    if (id) {
-      if (!id_key(*id)) {
-        return ParseFailure{code::kInvalidRequest,
-                            "Invalid request: id must be a string or an integer", "null"};
-      }
-      id_text = std::string(*id);
+    if (parts[kId]) {
+      if (!id_key(*parts[kId])) return invalid("id must be a string or an integer");
+      id_text = std::string(*parts[kId]);
     }
-    if (!version || *version != "\"2.0\"") {
-      return ParseFailure{code::kInvalidRequest, "Invalid request: jsonrpc must be \"2.0\"",
-                          id_text};
+    if (!parts[kJsonrpc] || *parts[kJsonrpc] != "\"2.0\"") {
+      return invalid("jsonrpc must be \"2.0\"", id_text);
     }
-    m.id_ = span_of(t, id);
-    if (method) {
-      boost::json::error_code ec;
-      auto v = boost::json::parse(*method, ec);
-      if (ec || !v.is_string() || v.get_string().empty()) {
-        return ParseFailure{code::kInvalidRequest, "Invalid request: method must be a string",
-                            id_text};
-      }
-      if (result || error) {
-        return ParseFailure{code::kInvalidRequest,
-                            "Invalid request: a request cannot carry result or error", id_text};
-      }
-      if (params) {
-        char c = cj::trim(*params).front();
-        if (c != '{' && c != '[') {
-          return ParseFailure{code::kInvalidRequest,
-                              "Invalid request: params must be an object or an array", id_text};
-        }
-      }
-      m.method_ = std::string(v.get_string());
-      m.params_ = span_of(t, params);
-      m.kind_ = id ? Kind::request : Kind::notification;
-      return m;
-    }
-    if (!id) {
-      return ParseFailure{code::kInvalidRequest, "Invalid request: missing method", "null"};
-    }
-    if (static_cast<bool>(result) == static_cast<bool>(error)) {
-      return ParseFailure{code::kInvalidRequest,
-                          "Invalid request: a response needs exactly one of result and error",
-                          id_text};
-    }
-    if (error && cj::trim(*error).front() != '{') {
-      return ParseFailure{code::kInvalidRequest, "Invalid request: error must be an object",
-                          id_text};
-    }
-    m.result_ = span_of(t, result);
-    m.error_ = span_of(t, error);
-    m.kind_ = result ? Kind::result : Kind::error;
+    m.id_ = span_of(m.text_, parts[kId]);
+    auto failure =
+        parts[kMethod] ? method_frame(m, parts, id_text) : response_frame(m, parts, id_text);
+    if (failure) return *std::move(failure);
     return m;
   }
 
-  // For a syntactically valid frame refused for structure, answer with its id if it has one.
-  static std::string recover_id(std::string_view text) {
-    auto id = cj::member_span(text, "id");
-    if (id && id_key(*id)) return std::string(*id);
-    return "null";
+  // A request or a notification: its method and params.
+  static std::optional<ParseFailure> method_frame(Message& m, const Parts& parts,
+                                                  const std::string& id_text) {
+    std::string scratch;
+    auto method = string_value(*parts[kMethod], scratch);
+    if (!method || method->empty()) return invalid("method must be a string", id_text);
+    if (parts[kResult] || parts[kError]) {
+      return invalid("a request cannot carry result or error", id_text);
+    }
+    if (parts[kParams] && parts[kParams]->front() != '{' && parts[kParams]->front() != '[') {
+      return invalid("params must be an object or an array", id_text);
+    }
+    m.method_ = std::string(*method);
+    m.params_ = span_of(m.text_, parts[kParams]);
+    m.kind_ = parts[kId] ? Kind::request : Kind::notification;
+    return std::nullopt;
+  }
+
+  // A response: exactly one of result and error.
+  static std::optional<ParseFailure> response_frame(Message& m, const Parts& parts,
+                                                    const std::string& id_text) {
+    if (!parts[kId]) return invalid("missing method");
+    if (static_cast<bool>(parts[kResult]) == static_cast<bool>(parts[kError])) {
+      return invalid("a response needs exactly one of result and error", id_text);
+    }
+    if (parts[kError] && parts[kError]->front() != '{') {
+      return invalid("error must be an object", id_text);
+    }
+    m.result_ = span_of(m.text_, parts[kResult]);
+    m.error_ = span_of(m.text_, parts[kError]);
+    m.kind_ = parts[kResult] ? Kind::result : Kind::error;
+    return std::nullopt;
   }
 };
 
 boost::json::value Message::params_value(const cj::ParseLimits& limits) const {
+  if (const auto* object = params_object()) return *object;
   if (!params_.present()) return boost::json::object();
   auto v = cj::parse_strict(params(), limits);
   if (!v) return boost::json::object();
   return std::move(*v);
 }
 
+const boost::json::object* Message::params_object() const {
+  const auto* frame = dom_.if_object();
+  const auto* params = frame ? frame->if_contains("params") : nullptr;
+  return params ? params->if_object() : nullptr;
+}
+
+std::optional<std::string_view> Message::params_member(std::string_view key) const {
+  if (!params_.present()) return std::nullopt;
+  return cj::member_span(params(), key);
+}
+
 std::variant<Message, ParseFailure> parse(std::string text, const cj::ParseLimits& limits,
                                           Strictness strictness) {
   return MessageParser::run(std::move(text), limits, strictness);
 }
-
 std::optional<std::string> id_key(std::string_view raw_id) {
   std::string_view id = cj::trim(raw_id);
   if (id.empty()) return std::nullopt;

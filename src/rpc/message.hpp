@@ -5,7 +5,13 @@
 //
 // Parsing is strict: a frame that is not JSON gets -32700, a JSON value that is not a valid
 // request/notification/response gets -32600. Peer frames (from downstreams) are validated
-// without building a DOM; client frames are also checked for duplicate keys at every level.
+// without building a DOM; client frames are also checked for duplicate keys at every level,
+// and the DOM of that one strict parse is kept in the Message, so that whoever reads a client
+// request's params (a tool name, its arguments) reads them there instead of parsing again.
+// A frame's parts are found in one pass over its top-level members.
+//
+// A Message is a value (movable, copyable); it owns its text and its DOM. Threading: none of
+// its own (used on the thread that owns the session).
 #include "core/json.hpp"
 
 #include <boost/json/value.hpp>
@@ -55,6 +61,11 @@ class Message {
 
   // A DOM of params (strict parse); an empty object when params are absent.
   boost::json::value params_value(const core::json::ParseLimits& limits) const;
+  // Client frames: the params object of the one strict parse; nullptr for peer frames and
+  // when params are absent or an array.
+  const boost::json::object* params_object() const;
+  // The raw text of member `key` of params (byte-exact, for splicing); nullopt when absent.
+  std::optional<std::string_view> params_member(std::string_view key) const;
 
  private:
   friend struct MessageParser;
@@ -64,6 +75,7 @@ class Message {
   std::string text_;
   std::string method_;
   Span id_, params_, result_, error_;
+  boost::json::value dom_;  // client frames: the whole frame; null for peer frames
 };
 
 struct ParseFailure {

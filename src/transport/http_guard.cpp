@@ -1,5 +1,6 @@
 #include "transport/http_guard.hpp"
 
+#include "core/clock.hpp"
 #include "core/json.hpp"
 
 #include <algorithm>
@@ -89,13 +90,24 @@ bool RequestGuard::authorized(std::string_view header) const {
 
 bool RequestGuard::rate_allowed(const std::string& address) {
   if (rate_ <= 0) return true;
-  auto it = buckets_.try_emplace(address, rate_, 2 * rate_).first;
-  return it->second.take();
+  const auto now = core::Clock::now();
+  auto it = buckets_.try_emplace(address, rate_, 2 * rate_, now).first;
+  return it->second.take(now);
 }
 
 void RequestGuard::forget_idle_addresses() {
-  auto now = core::TokenBucket::Clock::now();
+  const auto now = core::Clock::now();
   std::erase_if(buckets_, [&](const auto& entry) { return entry.second.full(now); });
+}
+
+void IncompleteConnections::remove(const std::string& address) {
+  auto it = counts_.find(address);
+  if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+}
+
+std::size_t IncompleteConnections::at(const std::string& address) const {
+  auto it = counts_.find(address);
+  return it == counts_.end() ? 0 : it->second;
 }
 
 }  // namespace sluice::transport

@@ -4,66 +4,49 @@
 // stream), GET (the session's standalone SSE stream, or the resumption of any stream with
 // Last-Event-ID) and DELETE (ends the session); `/health` and `/metrics` beside it.
 //
-// Each MCP session (Mcp-Session-Id) is one mcp::Session with its own Handler; this class is
-// its Outbox and routes every outgoing frame to exactly one SSE stream: a response to the
+// Each MCP session (Mcp-Session-Id) is one mcp::Session with its own Handler; its
+// HttpSession is the session's Outbox and routes every outgoing frame to exactly one SSE
+// stream: a response to the
 // stream of the POST that carried its request, a request or notification that belongs to a
 // call to that call's stream, anything else to the standalone stream. Every stream keeps a
 // bounded replay buffer, so a client whose connection broke resumes with Last-Event-ID;
-// a closed connection never cancels its request (GATEWAY-INVARIANTS C8), DELETE cancels
-// all of the session's calls.
+// a closed connection never cancels its request (invariant C8), DELETE cancels all of the
+// session's calls.
 //
 // Protection: RFC 9112 framing (exactly one Host, at most one Origin, Transfer-Encoding
 // only `chunked`, a valid Content-Length; else 400, or 501 for another coding, then
 // close); Host and Origin checked against loopback names (DNS rebinding) → 403; an
 // optional bearer token compared in constant time → 401; body cap → 413; header and body
 // read deadlines; a per-address token bucket → 429; a session cap with idle expiry → 503;
-// a connection cap and a per-address cap on connections without a complete request (Limits)
-// → 503 and close. Error bodies describe what was wrong, never what was sent.
+// a connection cap and a per-address cap on connections without a complete request → 503
+// and close. Every bound is a core::Limits field (http_*). Error bodies describe what was
+// wrong, never what was sent.
+//
+// Inside (all in this folder): http_server.cpp is the listener and the connection (read a
+// request, write a reply, linger, close); http_routes.cpp the request phases (admission by
+// RequestGuard, then POST, GET, DELETE on /mcp, /health, /metrics); http_sse.cpp the SSE
+// stream writer; http_session_table.* the sessions (create, find, expire, retire);
+// http_session.* one session and its streams; http_framing.* what RFC 9112 refuses in a
+// request head; http_metrics.* the Prometheus lines.
 //
 // Threading: the owning io_context thread only (one loop for protocol and gateway state).
 // Ownership: created by shared_ptr; connection coroutines keep it alive. stop() closes the
 // listener, ends every session and closes every connection so that io_context::run() can
 // return; sessions retired while their calls were still running are kept until those
 // calls finish (their handler is borrowed by the coroutines serving them).
-#include "core/version.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
 #include "mcp/session.hpp"
+#include "transport/http_options.hpp"
 
 #include <boost/asio/io_context.hpp>
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace sluice::transport {
-
-struct HttpOptions {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 3344;
-  // Bearer token required on /mcp and /metrics (and for /health details); empty: none.
-  std::string auth_token;
-  // Host names accepted in Host and Origin besides localhost, 127.0.0.1 and [::1].
-  std::vector<std::string> allowed_hosts;
-  // Origins accepted exactly as given (scheme://host[:port]).
-  std::vector<std::string> allowed_origins;
-  std::size_t max_sessions = 256;
-  std::chrono::milliseconds session_idle{30 * 60 * 1000};
-  // Requests per second per client address (bursts up to twice that); 0 turns it off.
-  double rate_limit = 1000;
-  // From waiting for a request until its headers are complete; then the body's bound.
-  std::chrono::milliseconds header_timeout{10000};
-  std::chrono::milliseconds body_timeout{30000};
-  // One write to a client; a client that stops reading is cut off after it.
-  std::chrono::milliseconds write_timeout{30000};
-  std::size_t max_header_bytes = 16 * 1024;
-  // An SSE comment written on an idle stream, so a vanished client is noticed.
-  std::chrono::milliseconds sse_keepalive{15000};
-  std::string version = core::kVersion;
-};
 
 struct HttpHooks {
   // The MCP server role for a new session (borrowed by the session until it is retired).

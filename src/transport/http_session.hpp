@@ -11,13 +11,13 @@
 // it; a newer connection (a resumption) takes the stream over.
 //
 // Threading: the owning io_context thread only. Ownership: held by shared_ptr by the
-// server and by the connections serving it; the Handler is owned here and borrowed by the
+// SessionTable and by the connections serving it; the Handler is owned here and borrowed by the
 // mcp::Session until end().
+#include "core/clock.hpp"
 #include "core/limits.hpp"
 #include "mcp/session.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -30,7 +30,9 @@
 
 namespace sluice::transport {
 
-// One SSE stream (or a JSON-mode request waiting for its answer).
+// One SSE stream (or a JSON-mode request waiting for its answer). Owned by its HttpSession
+// and shared with the connection writing it, which reads `events` past `written`; the
+// session appends and finishes it. Loop thread only.
 struct SseStream {
   std::uint64_t number = 0;
   std::string request_key;  // rpc::id_key of the request; empty for the standalone stream
@@ -45,9 +47,9 @@ struct SseStream {
 
   // The connection writing it (an identity only) and the timer that wakes that writer.
   const void* writer = nullptr;
-  boost::asio::steady_timer* waker = nullptr;
+  core::Timer* waker = nullptr;
   // Attaches `owner`; a writer already attached is woken to notice it was replaced.
-  void attach(const void* owner, boost::asio::steady_timer* timer) {
+  void attach(const void* owner, core::Timer* timer) {
     if (writer && writer != owner) wake();
     writer = owner;
     waker = timer;
@@ -64,8 +66,6 @@ struct SseStream {
 
 class HttpSession : public mcp::Outbox {
  public:
-  using Clock = std::chrono::steady_clock;
-
   // `number` names the session in logs ("http#N"; the id is a credential and is never
   // logged). Replay events dropped before they were delivered are added to
   // `replay_dropped`, which must outlive the session.
@@ -73,7 +73,7 @@ class HttpSession : public mcp::Outbox {
               std::uint64_t& replay_dropped);
 
   void attach(std::unique_ptr<mcp::Handler> handler);
-  // Ends the session: its calls are cancelled (C8) and every stream finishes.
+  // Ends the session: its calls are cancelled (invariant C8) and every stream finishes.
   void end();
   // Requests being served, or work they started that still holds this session's permits
   // (the handler is borrowed by both).
@@ -95,8 +95,8 @@ class HttpSession : public mcp::Outbox {
   void request_finished(std::string_view request_id) override;
   void send_related(std::string frame, std::string_view related) override;
 
-  void touch() { last_activity_ = Clock::now(); }
-  Clock::time_point last_activity() const { return last_activity_; }
+  void touch() { last_activity_ = core::Clock::now(); }
+  core::Clock::time_point last_activity() const { return last_activity_; }
   const std::shared_ptr<mcp::Session>& session() const { return session_; }
   std::string protocol_version;  // the negotiated revision (from initialize)
 
@@ -113,7 +113,7 @@ class HttpSession : public mcp::Outbox {
   std::unordered_map<std::string, std::shared_ptr<SseStream>> by_request_;
   std::shared_ptr<SseStream> standalone_;
   std::uint64_t next_stream_ = 1;
-  Clock::time_point last_activity_;
+  core::Clock::time_point last_activity_;
   bool ended_ = false;
 };
 

@@ -3,6 +3,7 @@
 // configuration is merged in time linear in its size (item 12).
 #include "config/discovery.hpp"
 #include "config_files.hpp"
+#include "core/file_identity.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -172,7 +173,7 @@ class SelfEntry : public DiscoveryGuards {
   fs::path bin() const { return root_.path() / "bin"; }
   DiscoveryOptions self_options(std::string path_variable) const {
     DiscoveryOptions o = options();
-    o.self = identity_of(bin() / "sluice");
+    o.self = core::identity_of((bin() / "sluice").string());
     o.getenv = [path = std::move(path_variable)](std::string_view name)
         -> std::optional<std::string> {
       if (name == "PATH") return path;
@@ -222,11 +223,25 @@ TEST_F(SelfEntry, WithoutAnIdentityToCompareNothingIsSkipped) {
   EXPECT_THAT(config.warnings, IsEmpty());
 }
 
+// The self check compares files (device and inode), not modification times: the running
+// sluice is the same program after its file is touched.
+TEST_F(SelfEntry, AnEntryStartingSluiceIsSkippedAfterItsFileWasModified) {
+  write(project() / ".mcp.json", R"({"mcpServers": {"by-name": {"command": "sluice"}}})");
+  DiscoveryOptions o = self_options(bin().string());
+  ASSERT_TRUE(o.self.has_value());
+  const fs::path sluice = bin() / "sluice";
+  fs::last_write_time(sluice, fs::last_write_time(sluice) - std::chrono::hours(1));
+  ASSERT_TRUE(core::changed_since(*o.self));
+  GatewayConfig config = discover(o);
+  EXPECT_THAT(names_of(config), IsEmpty());
+  EXPECT_THAT(config.warnings, SizeIs(1));
+}
+
 TEST(ExecutableIdentity, TheRunningProgramIsKnownAndEqualsItsPath) {
-  std::optional<ExecutableIdentity> self = own_executable();
+  std::optional<core::FileIdentity> self = core::executable_of(0);
   ASSERT_TRUE(self.has_value());
-  EXPECT_EQ(self, identity_of(fs::read_symlink("/proc/self/exe")));
-  EXPECT_FALSE(identity_of("/nonexistent-dir/x").has_value());
+  EXPECT_EQ(self, core::identity_of(fs::read_symlink("/proc/self/exe").string()));
+  EXPECT_FALSE(core::identity_of("/nonexistent-dir/x").has_value());
 }
 
 }  // namespace

@@ -1,8 +1,11 @@
-// Budget and Permit (GATEWAY-INVARIANTS §2, C3): a slot is given back exactly once, by the
-// Permit that holds it; a release of a slot that is not held cannot be written, and if the
+// Budget and Permit (invariants A2-A3, C3), in simulated time where waiting matters: waiters
+// are served in FIFO order and leave the queue at its timeout or at a cancel; a slot is given
+// back exactly once, by the Permit that holds it (at its destruction at the latest); a release of a slot that is not held cannot be written, and if the
 // Budget is driven into one anyway it asserts (debug, sanitizer builds) or counts it
 // (release builds) without letting available slots exceed the budget.
-#include "gateway/admission.hpp"
+#include "gateway/calls/admission.hpp"
+
+#include "core/clock.hpp"
 
 #include <gtest/gtest.h>
 
@@ -52,6 +55,20 @@ class AdmissionTest : public ::testing::Test {
   void settle() {
     io_.restart();
     io_.poll();
+  }
+  void run_for(std::chrono::milliseconds d) {
+    io_.restart();
+    io_.run_for(d);
+  }
+  // Runs the loop until `done()` holds; false after a generous real-time guard.
+  template <class Pred>
+  bool run_until(Pred done) {
+    auto guard = std::chrono::steady_clock::now() + 10s;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > guard) return false;
+      run_for(2ms);
+    }
+    return true;
   }
   boost::asio::io_context io_;
 };
@@ -114,6 +131,89 @@ TEST_F(AdmissionTest, ARefusedAcquireLeavesThePermitEmpty) {
   EXPECT_EQ(*acquire(budget, refused), Budget::Outcome::overflow);
   EXPECT_TRUE(refused.empty());
   refused.release();
+  EXPECT_EQ(budget.held(), 1u);
+}
+
+TEST_F(AdmissionTest, WaitersAreGrantedInTheOrderTheyQueued) {
+  core::SimulatedTime sim;
+  Budget budget(io_, 1, 8);
+  Permit holder, first, second, third;
+  ASSERT_EQ(*acquire(budget, holder), Budget::Outcome::granted);
+  auto w1 = acquire(budget, first);
+  auto w2 = acquire(budget, second);
+  auto w3 = acquire(budget, third);
+  EXPECT_EQ(budget.queued(), 3u);
+  holder.release();
+  settle();
+  EXPECT_EQ(first.slots(), 1u);
+  EXPECT_TRUE(second.empty());
+  EXPECT_TRUE(third.empty());
+  first.release();
+  settle();
+  EXPECT_EQ(second.slots(), 1u);
+  EXPECT_TRUE(third.empty());
+  second.release();
+  settle();
+  EXPECT_EQ(third.slots(), 1u);
+  EXPECT_EQ(budget.queued(), 0u);
+  EXPECT_EQ(budget.held(), 1u);
+}
+
+TEST_F(AdmissionTest, AQueuedCallLeavesTheQueueAtTheQueueTimeoutWithoutASlot) {
+  core::SimulatedTime sim;
+  Budget budget(io_, 1, 8);
+  Permit holder, waiting;
+  ASSERT_EQ(*acquire(budget, holder), Budget::Outcome::granted);
+  auto outcome = acquire(budget, waiting, 30s);
+  sim.advance(29s);
+  run_for(5ms);
+  EXPECT_FALSE(outcome->has_value()) << "29 s into a 30 s queue timeout";
+  sim.advance(1s);
+  ASSERT_TRUE(run_until([&] { return outcome->has_value(); }));
+  EXPECT_EQ(**outcome, Budget::Outcome::expired);
+  EXPECT_TRUE(waiting.empty());
+  EXPECT_EQ(budget.queued(), 0u);
+  holder.release();
+  EXPECT_EQ(budget.held(), 0u) << "the expired waiter took no slot";
+}
+
+TEST_F(AdmissionTest, ACancelWhileQueuedLeavesTheQueueWithoutASlot) {
+  core::SimulatedTime sim;
+  Budget budget(io_, 1, 8);
+  Permit holder, waiting;
+  ASSERT_EQ(*acquire(budget, holder), Budget::Outcome::granted);
+  core::CancelSignal cancel;
+  auto outcome = std::make_shared<std::optional<Budget::Outcome>>();
+  boost::asio::co_spawn(io_, budget.acquire(30s, &cancel, waiting),
+                        [outcome](std::exception_ptr e, Budget::Outcome o) {
+                          if (!e) *outcome = o;
+                        });
+  settle();
+  EXPECT_EQ(budget.queued(), 1u);
+  cancel.cancel();
+  ASSERT_TRUE(run_until([&] { return outcome->has_value(); }));
+  EXPECT_EQ(**outcome, Budget::Outcome::cancelled);
+  EXPECT_TRUE(waiting.empty());
+  EXPECT_EQ(budget.queued(), 0u);
+  holder.release();
+  EXPECT_EQ(budget.held(), 0u);
+}
+
+TEST_F(AdmissionTest, DestroyingAPermitHandsItsSlotToTheNextWaiter) {
+  core::SimulatedTime sim;
+  Budget budget(io_, 1, 8);
+  Permit next;
+  std::shared_ptr<std::optional<Budget::Outcome>> waiting;
+  {
+    Permit holder;
+    ASSERT_EQ(*acquire(budget, holder), Budget::Outcome::granted);
+    waiting = acquire(budget, next);
+    EXPECT_FALSE(waiting->has_value());
+  }
+  settle();
+  ASSERT_TRUE(waiting->has_value());
+  EXPECT_EQ(**waiting, Budget::Outcome::granted);
+  EXPECT_EQ(next.slots(), 1u);
   EXPECT_EQ(budget.held(), 1u);
 }
 

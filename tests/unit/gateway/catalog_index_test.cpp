@@ -1,4 +1,4 @@
-#include "gateway/catalog_index.hpp"
+#include "gateway/catalog/catalog_index.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// Gateway construction and start(): linear in the configuration (issue 9 item 12: a long
-// autoStart list looked each name up with a linear search over the servers), and a disabled
-// server is never started by autoStart (item 9).
-#include "gateway/downstream.hpp"
+// Gateway construction and start(): linear in the configuration (a long autoStart list once
+// looked each name up with a linear search over the servers), and a disabled server is never
+// started by autoStart.
+#include "gateway/downstream/downstream.hpp"
 #include "gateway/gateway.hpp"
 
 #include <gtest/gtest.h>
@@ -40,12 +40,12 @@ TEST(GatewayStartup, ALongAutoStartListOverManyServersStartsInLinearTime) {
     Gateway gw(io, config, GatewayOptions{});
     gw.start();
     io.run();
-    ASSERT_EQ(gw.downstreams().size(), static_cast<std::size_t>(kServers));
-    EXPECT_EQ(gw.find("s0"), gw.downstreams().front().get());
-    EXPECT_EQ(gw.find("s99999"), gw.downstreams().back().get());
-    EXPECT_EQ(gw.find("s100000"), nullptr);
-    for (const auto& d : gw.downstreams()) {
-      ASSERT_EQ(d->status(), Status::disabled) << d->name();
+    ASSERT_EQ(gw.fleet().servers().size(), static_cast<std::size_t>(kServers));
+    EXPECT_EQ(gw.fleet().find("s0"), gw.fleet().servers().front().get());
+    EXPECT_EQ(gw.fleet().find("s99999"), gw.fleet().servers().back().get());
+    EXPECT_EQ(gw.fleet().find("s100000"), nullptr);
+    for (const auto& d : gw.fleet().servers()) {
+      ASSERT_EQ(d->phase(), Phase::disabled) << d->name();
       ASSERT_EQ(d->generation(), 0u) << d->name() << " was started";
     }
   }
@@ -57,8 +57,8 @@ TEST(GatewayStartup, ADisabledServerSaysWhereItIsDisabled) {
   auto config = disabled_servers(1);
   boost::asio::io_context io;
   Gateway gw(io, config, GatewayOptions{});
-  const Downstream& d = *gw.downstreams().front();
-  EXPECT_EQ(to_string(d.status()), "disabled");
+  const Downstream& d = *gw.fleet().servers().front();
+  EXPECT_EQ(to_string(d.phase()), "disabled");
   EXPECT_NE(d.last_error().find("disabled in /projects/app/.mcp.json"), std::string::npos)
       << d.last_error();
 }

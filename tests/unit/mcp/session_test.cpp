@@ -1,8 +1,11 @@
 #include "mcp/session.hpp"
 
+#include "core/clock.hpp"
+
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -139,6 +142,25 @@ class SessionTest : public ::testing::Test {
     return slot;
   }
 
+  // Waits on a late request (Reply::late) until `until`; the slot holds the outcome.
+  ReplySlot wait_shared(std::shared_ptr<OutstandingRequest> request,
+                        std::chrono::steady_clock::time_point until) {
+    auto slot = std::make_shared<std::optional<Reply>>();
+    asio::co_spawn(io_, wait_on(std::move(request), until),
+                   [slot](std::exception_ptr e, Reply reply) {
+                     if (!e) *slot = std::move(reply);
+                   });
+    return slot;
+  }
+  ReplySlot wait_late(std::unique_ptr<OutstandingRequest> request,
+                      std::chrono::steady_clock::time_point until) {
+    return wait_shared(std::shared_ptr<OutstandingRequest>(std::move(request)), until);
+  }
+  static asio::awaitable<Reply> wait_on(std::shared_ptr<OutstandingRequest> request,
+                                        std::chrono::steady_clock::time_point until) {
+    co_return co_await request->wait_until(until);
+  }
+
   std::vector<std::string>& frames() { return outbox_.frames; }
 
   asio::io_context io_;
@@ -257,59 +279,58 @@ TEST_F(SessionTest, ATrackedRequestKeepsWaitingAfterItsCallerGivesUp) {
   start(rpc::Strictness::peer);
   core::CancelSignal cancel;
   std::uint64_t id = 0;
-  int abandoned = 0, expired = 0;
   CallTracking tracking;
-  tracking.abandon_bound = 10s;
-  tracking.on_abandoned = [&](Reply::Status why) {
-    EXPECT_EQ(why, Reply::Status::cancelled);
-    ++abandoned;
-  };
-  tracking.on_expired = [&] { ++expired; };
   ReplySlot reply = start_request("tools/call", "{}", 10s, &cancel, &id, &tracking);
   settle();
   cancel.cancel();
-  ASSERT_TRUE(run_until([&] { return abandoned == 1; }));
-  EXPECT_FALSE(reply->has_value()) << "still waiting for the answer";
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  EXPECT_EQ((*reply)->status, Reply::Status::cancelled) << "the caller gave up";
+  ASSERT_NE((*reply)->late, nullptr) << "still waiting for the answer";
+  EXPECT_EQ((*reply)->late->id(), id);
+  EXPECT_EQ(session_->pending_outgoing(), 1u);
   EXPECT_EQ(json(frames().back()).at("method").as_string(), "notifications/cancelled");
+  ReplySlot late = wait_late(std::move((*reply)->late), std::chrono::steady_clock::time_point::max());
+  settle();
+  EXPECT_FALSE(late->has_value());
   session_->on_frame(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})");
-  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
-  EXPECT_EQ((*reply)->status, Reply::Status::result);
-  EXPECT_TRUE((*reply)->abandoned);
-  EXPECT_FALSE((*reply)->expired);
-  EXPECT_EQ(expired, 0);
-}
-
-TEST_F(SessionTest, PastTheAbandonBoundTheReleasingPolicyEndsAsExpired) {
-  start(rpc::Strictness::peer);
-  int expired = 0;
-  CallTracking tracking;
-  tracking.abandon_bound = 20ms;
-  tracking.hold_after_expiry = false;  // the remote-server policy: expiry releases the slot
-  tracking.on_expired = [&] { ++expired; };
-  ReplySlot reply = start_request("tools/call", "{}", 10ms, nullptr, nullptr, &tracking);
-  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
-  EXPECT_EQ((*reply)->status, Reply::Status::expired);
-  EXPECT_TRUE((*reply)->abandoned);
-  EXPECT_TRUE((*reply)->expired);
-  EXPECT_EQ(expired, 1);
+  ASSERT_TRUE(run_until([&] { return late->has_value(); }));
+  EXPECT_EQ((*late)->status, Reply::Status::result);
+  EXPECT_EQ(session_->counters().unmatched_responses, 0u);
   EXPECT_EQ(session_->pending_outgoing(), 0u);
 }
 
-TEST_F(SessionTest, PastTheAbandonBoundTheHoldingPolicyWaitsForTheAnswer) {
+TEST_F(SessionTest, ALateRequestWaitedOnPastItsBoundReturnsTimeoutAndStaysPending) {
   start(rpc::Strictness::peer);
   std::uint64_t id = 0;
-  int expired = 0;
   CallTracking tracking;
-  tracking.abandon_bound = 20ms;
-  tracking.hold_after_expiry = true;  // stdio: the slot stays until the answer or the exit
-  tracking.on_expired = [&] { ++expired; };
   ReplySlot reply = start_request("tools/call", "{}", 10ms, nullptr, &id, &tracking);
-  ASSERT_TRUE(run_until([&] { return expired == 1; }));
-  EXPECT_FALSE(reply->has_value());
-  session_->on_closed();
   ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
-  EXPECT_EQ((*reply)->status, Reply::Status::closed);
-  EXPECT_TRUE((*reply)->expired);
+  EXPECT_EQ((*reply)->status, Reply::Status::timeout);
+  ASSERT_NE((*reply)->late, nullptr);
+  std::shared_ptr<OutstandingRequest> request = std::move((*reply)->late);
+  ReplySlot bounded = wait_shared(request, core::Clock::now() + 20ms);
+  ASSERT_TRUE(run_until([&] { return bounded->has_value(); }));
+  EXPECT_EQ((*bounded)->status, Reply::Status::timeout);
+  EXPECT_EQ(session_->pending_outgoing(), 1u) << "the bound is the holder's, not an end";
+  ReplySlot held = wait_shared(request, std::chrono::steady_clock::time_point::max());
+  session_->on_closed();
+  ASSERT_TRUE(run_until([&] { return held->has_value(); }));
+  EXPECT_EQ((*held)->status, Reply::Status::closed);
+  request.reset();
+}
+
+TEST_F(SessionTest, ALateRequestLetGoOfForgetsItsIdAndItsAnswerIsUnmatched) {
+  start(rpc::Strictness::peer);
+  std::uint64_t id = 0;
+  CallTracking tracking;
+  ReplySlot reply = start_request("tools/call", "{}", 10ms, nullptr, &id, &tracking);
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); }));
+  ASSERT_NE((*reply)->late, nullptr);
+  EXPECT_EQ(session_->pending_outgoing(), 1u);
+  (*reply)->late.reset();
+  EXPECT_EQ(session_->pending_outgoing(), 0u);
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})");
+  EXPECT_EQ(session_->counters().unmatched_responses, 1u);
 }
 
 TEST_F(SessionTest, InitializeIsNeverCancelledEvenWhenItTimesOut) {

@@ -1,4 +1,4 @@
-// process::Child and the signal wrapper against real processes (GATEWAY-INVARIANTS P1-P4).
+// process::Child and the signal wrapper against real processes (invariants P1-P4).
 #include "process/child.hpp"
 
 #include <gtest/gtest.h>

@@ -396,6 +396,61 @@ TEST(RpcParse, ParamsValueIsADomOrAnEmptyObject) {
   EXPECT_TRUE(empty.get_object().empty());
 }
 
+// --- Parsed once: a client frame's DOM is kept, and its parts found in one pass ---
+
+TEST(RpcParse, AClientRequestKeepsTheDomOfItsParamsFromTheOneStrictParse) {
+  std::optional<Message> m = Accepted(parse_client(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"n":1.0}}})"));
+  ASSERT_TRUE(m);
+  const bj::object* params = m->params_object();
+  ASSERT_NE(params, nullptr);
+  EXPECT_EQ(params->at("name").as_string(), "t");
+  EXPECT_EQ(params->at("arguments").at("n").as_double(), 1.0);
+  // The raw text stays byte-exact for splicing.
+  EXPECT_EQ(m->params_member("arguments"), std::optional<std::string_view>(R"({"n":1.0})"));
+  EXPECT_EQ(m->params_member("absent"), std::nullopt);
+}
+
+TEST(RpcParse, TheKeptDomSurvivesCopiesAndMovesOfTheMessage) {
+  std::optional<Message> m = Accepted(
+      parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"kept"}})"));
+  ASSERT_TRUE(m);
+  Message copy = *m;
+  Message moved = std::move(*m);
+  ASSERT_NE(copy.params_object(), nullptr);
+  ASSERT_NE(moved.params_object(), nullptr);
+  EXPECT_EQ(copy.params_object()->at("name").as_string(), "kept");
+  EXPECT_EQ(moved.params_object()->at("name").as_string(), "kept");
+}
+
+TEST(RpcParse, PeerFramesAndArrayParamsHaveNoParamsObject) {
+  std::optional<Message> peer =
+      Accepted(parse_peer(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1}})"));
+  ASSERT_TRUE(peer);
+  EXPECT_EQ(peer->params_object(), nullptr);
+  EXPECT_EQ(peer->params_member("a"), std::optional<std::string_view>("1"));
+  std::optional<Message> array =
+      Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m","params":[1]})"));
+  ASSERT_TRUE(array);
+  EXPECT_EQ(array->params_object(), nullptr);
+}
+
+TEST(RpcParse, TopLevelKeysWithEscapesAreRecognised) {
+  std::optional<Message> m = Accepted(parse_client(
+      R"({"jsonrpc":"2.0","\u0069d":7,"m\u0065thod":"tools/list","para\u006ds":{"a":1}})"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->id(), "7");
+  EXPECT_EQ(m->method(), "tools/list");
+  EXPECT_EQ(m->params(), R"({"a":1})");
+}
+
+TEST(RpcParse, APeerFrameWithARepeatedKeyUsesTheFirstOccurrence) {
+  std::optional<Message> m =
+      Accepted(parse_peer(R"({"jsonrpc":"2.0","id":1,"result":{"a":1},"result":{"b":2}})"));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->result(), R"({"a":1})");
+}
+
 // --- Value-free failure messages ---
 
 TEST(RpcParse, FailureMessagesNeverContainTheInputText) {

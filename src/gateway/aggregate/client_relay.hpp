@@ -1,0 +1,81 @@
+#pragma once
+// ClientRelay: the client sessions connected to the gateway, and what downstreams send
+// them in aggregate mode: list_changed notifications (to every session), resource updates
+// (to the sessions subscribed to that URI), and a downstream's own requests and logs
+// (sampling, elicitation, roots, notifications/message) to the one session they belong to.
+//
+// A downstream's request or log does not name the call it serves. It belongs to the one
+// client session with calls pending on that server (queued, running or abandoned), on the
+// stream of its newest running call; with calls of several sessions pending, or none while
+// several sessions are open, it cannot be attributed and goes to nobody: one client's prompt
+// must never reach another client.
+//
+// Ownership: holds sessions weakly (their transports own them); borrows the call ledger and
+// the policy, which outlive it. Threading: the gateway's loop thread. Guarantees: a closed
+// session is never sent anything; a request that cannot be relayed is answered with a
+// value-free error, never dropped.
+#include "config/gateway_config.hpp"
+#include "core/limits.hpp"
+#include "gateway/calls/ledger.hpp"
+#include "mcp/session.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::gateway {
+
+class ClientRelay {
+ public:
+  ClientRelay(const CallLedger& calls, const config::GatewayPolicy& policy,
+              const core::Limits& limits)
+      : calls_(calls), policy_(policy), limits_(limits) {}
+  ClientRelay(const ClientRelay&) = delete;
+  ClientRelay& operator=(const ClientRelay&) = delete;
+
+  // A new client session; what was kept for sessions that ended is dropped here (sessions
+  // come and go over HTTP).
+  void add(std::shared_ptr<mcp::Session> client);
+  // Every live client session told `method` (list_changed notifications).
+  void broadcast(std::string_view method);
+  // resources/subscribe (`subscribe`) or unsubscribe of `uri` by `client`. Whether the
+  // server must be told: always for a subscribe; for an unsubscribe only when no other
+  // session stays subscribed.
+  bool update_subscription(const std::string& uri, const std::shared_ptr<mcp::Session>& client,
+                           bool subscribe);
+
+  // A downstream's request to the client (sampling/createMessage, elicitation/create,
+  // roots/list), relayed to the session it belongs to, which must have declared the
+  // capability it needs.
+  asio::awaitable<mcp::Reply> relay_request(std::string server, std::string method,
+                                            std::string params);
+  // A downstream's notification: list_changed to every session, resources/updated to the
+  // sessions subscribed to its URI, anything else to the session it belongs to.
+  void relay_notification(std::string_view server, std::string_view method,
+                          std::string_view params);
+
+ private:
+  struct Route {
+    std::shared_ptr<mcp::Session> client;
+    std::string related;     // raw id of the client's request, empty when none
+    bool ambiguous = false;  // several sessions could be the one: no client
+  };
+  Route route_to(std::string_view server) const;
+  // Why `route` cannot take `method`, else empty.
+  static std::string refusal(const Route& route, std::string_view method);
+
+  const CallLedger& calls_;
+  const config::GatewayPolicy& policy_;
+  const core::Limits& limits_;
+  // Client sessions, told when the aggregated lists change.
+  std::vector<std::weak_ptr<mcp::Session>> clients_;
+  // resources/subscribe per URI: the client sessions subscribed.
+  std::map<std::string, std::vector<std::weak_ptr<mcp::Session>>, std::less<>> subscriptions_;
+};
+
+}  // namespace sluice::gateway

@@ -1,0 +1,168 @@
+#include "gateway/catalog/catalog.hpp"
+
+#include "mcp/tool_result.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sluice::gateway {
+namespace bj = boost::json;
+
+namespace {
+
+constexpr std::size_t kShortDescription = 160;
+
+// The first sentence or line of a description, cut at a character boundary.
+std::string short_description(std::string_view text) {
+  std::size_t end = text.find('\n');
+  if (end == std::string_view::npos) end = text.size();
+  std::string_view first = text.substr(0, end);
+  if (first.size() <= kShortDescription) return std::string(first);
+  std::size_t cut = kShortDescription - 3;
+  while (cut > 0 && (static_cast<unsigned char>(first[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(first.substr(0, cut)) + "...";
+}
+
+SearchQuery query_of(const bj::object& args) {
+  SearchQuery q;
+  if (const auto* v = args.if_contains("query"); v && v->is_string()) q.text = v->get_string();
+  if (const auto* v = args.if_contains("limit"); v && v->is_int64()) {
+    q.limit = static_cast<std::size_t>(v->get_int64());
+  }
+  if (const auto* f = args.if_contains("filters"); f && f->is_object()) {
+    if (const auto* s = f->get_object().if_contains("server"); s && s->is_string()) {
+      q.server = std::string(s->get_string());
+    }
+  }
+  return q;
+}
+
+bj::object offline_card(const Downstream& d) {
+  bj::object card;
+  card["server"] = d.name();
+  card["availability"] = "offline";
+  card["status"] = to_string(d.phase());
+  card["short_description"] =
+      d.phase() == Phase::unsupported_transport
+          ? "remote server: this transport is not supported yet"
+      : d.phase() == Phase::disabled
+          ? "disabled in its config file (\"disabled\": true): sluice does not start it"
+          : "tools not listed yet: call gateway.connect_server to start it and list them";
+  return card;
+}
+
+// `{"name": "<required: string>", ...}` for the properties of an input schema.
+bj::object template_arguments(const bj::object& schema) {
+  std::vector<std::string> required;
+  if (const auto* r = schema.if_contains("required"); r && r->is_array()) {
+    for (const auto& n : r->get_array()) {
+      if (n.is_string()) required.emplace_back(n.get_string());
+    }
+  }
+  bj::object args;
+  const auto* props = schema.if_contains("properties");
+  if (!props || !props->is_object()) return args;
+  for (const auto& [key, prop] : props->get_object()) {
+    std::string type = "any";
+    if (prop.is_object()) {
+      if (const auto* t = prop.get_object().if_contains("type"); t && t->is_string()) {
+        type = std::string(t->get_string());
+      }
+    }
+    bool req = std::find(required.begin(), required.end(), key) != required.end();
+    args[key] = fmt::format("<{}: {}>", req ? "required" : "optional", type);
+  }
+  return args;
+}
+
+}  // namespace
+
+void Catalog::rebuild() {
+  std::vector<IndexedTool> tools;
+  docs_.clear();
+  const auto& servers = fleet_.servers();
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    const auto& d = *servers[s];
+    if (!d.tools_known()) continue;
+    for (std::size_t t = 0; t < d.tools().size(); ++t) {
+      const auto& tool = d.tools()[t];
+      tools.push_back(IndexedTool{d.name(), tool.name, tool.title, tool.description});
+      docs_.emplace_back(s, t);
+    }
+  }
+  index_.rebuild(std::move(tools));
+}
+
+bj::object Catalog::card(const SearchHit& hit) const {
+  auto [s, t] = docs_[hit.doc];
+  const auto& d = *fleet_.servers()[s];
+  const auto& tool = d.tools()[t];
+  bj::object card;
+  card["tool_id"] = d.name() + "::" + tool.name;
+  card["server"] = d.name();
+  card["tool_name"] = tool.name;
+  if (!tool.title.empty()) card["title"] = tool.title;
+  card["short_description"] = short_description(tool.description);
+  card["availability"] = d.phase() == Phase::online ? "online" : "offline";
+  if (!tool.validator && !tool.schema_problem.empty()) card["validatable"] = false;
+  return card;
+}
+
+std::string Catalog::search(const bj::object& args) const {
+  SearchQuery q = query_of(args);
+  SearchResult found = index_.search(q);
+  bj::array results;
+  for (const auto& hit : found.hits) results.push_back(card(hit));
+  bj::array offline;
+  std::size_t offline_total = 0;
+  for (const auto& d : fleet_.servers()) {
+    if (d->tools_known()) continue;
+    if (q.server && *q.server != d->name()) continue;
+    if (++offline_total <= kOfflineCards) offline.push_back(offline_card(*d));
+  }
+  bj::object out;
+  out["results"] = std::move(results);
+  out["total_available"] = found.total_matches;
+  out["truncated"] = found.total_matches > found.hits.size();
+  // The total only when some offline servers have no card (counted before the move).
+  const bool offline_truncated = offline_total > offline.size();
+  if (!offline.empty()) out["offline_servers"] = std::move(offline);
+  if (offline_truncated) out["offline_servers_total"] = offline_total;
+  return mcp::structured_result(out);
+}
+
+std::string describe_tool(const Downstream& d, const ToolEntry& tool, bool allow_unvalidated) {
+  bj::value parsed = bj::parse(tool.raw);
+  const bj::object& obj = parsed.get_object();
+  bj::object out;
+  std::string id = d.name() + "::" + tool.name;
+  out["tool_id"] = id;
+  out["server"] = d.name();
+  out["tool_name"] = tool.name;
+  if (!tool.title.empty()) out["title"] = tool.title;
+  out["description"] = tool.description;
+  bj::object template_args;
+  if (const auto* schema = obj.if_contains("inputSchema"); schema && schema->is_object()) {
+    out["inputSchema"] = *schema;
+    template_args = template_arguments(schema->get_object());
+  } else {
+    out["inputSchema"] = bj::object{{"type", "object"}};
+  }
+  if (const auto* o = obj.if_contains("outputSchema")) out["outputSchema"] = *o;
+  if (const auto* a = obj.if_contains("annotations")) out["annotations"] = *a;
+  out["availability"] = d.phase() == Phase::online ? "online" : "offline";
+  if (!tool.validator && !tool.schema_problem.empty()) {
+    out["validatable"] = false;
+    out["schema_problem"] = tool.schema_problem;
+    out["invocable"] = allow_unvalidated;
+  }
+  out["invoke_template"] = bj::object{
+      {"tool", "gateway.invoke"},
+      {"arguments", bj::object{{"tool_id", id}, {"arguments", std::move(template_args)}}}};
+  return mcp::structured_result(out);
+}
+
+}  // namespace sluice::gateway

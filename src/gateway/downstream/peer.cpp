@@ -1,0 +1,174 @@
+#include "gateway/downstream/peer.hpp"
+
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "core/version.hpp"
+#include "mcp/answer.hpp"
+#include "mcp/protocol.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <fmt/format.h>
+
+namespace sluice::gateway {
+namespace cj = core::json;
+namespace bj = boost::json;
+
+// Requests and notifications the downstream sends to sluice.
+class DownstreamPeer::Handler : public mcp::Handler {
+ public:
+  explicit Handler(DownstreamPeer& owner) : owner_(owner) {}
+  asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
+    // Server-to-client requests (sampling, elicitation, roots) are relayed in aggregate
+    // mode; behind meta-tools nothing is advertised, so they are not available.
+    if (!owner_.events_.relay_request) {
+      request.respond_error(rpc::code::kMethodNotFound, "Method not found");
+      co_return;
+    }
+    const auto& m = request.message();
+    // Named locals, not temporaries: GCC 12 destroys a temporary of a conditional expression
+    // inside a co_await twice.
+    std::string method = m.method();
+    std::string params = m.params().empty() ? std::string("{}") : std::string(m.params());
+    if (method == "roots/list") owner_.asked_for_roots_ = true;
+    auto relayed = owner_.events_.relay_request(std::move(method), std::move(params));
+    mcp::Reply reply = co_await std::move(relayed);
+    mcp::answer(request, reply, "the client did not answer");
+  }
+
+  void on_notification(const rpc::Message& message) override {
+    const std::string_view method = message.method();
+    if (method == "notifications/tools/list_changed" ||
+        method == "notifications/prompts/list_changed" ||
+        method == "notifications/resources/list_changed") {
+      owner_.list_changed_(method);
+    } else if (method == "notifications/progress") {
+      if (owner_.events_.progress) owner_.events_.progress(message.params());
+    } else if (method == "notifications/message" || method == "notifications/resources/updated") {
+      if (owner_.events_.relay_notification) {
+        owner_.events_.relay_notification(method, message.params());
+      }
+    }
+  }
+
+ private:
+  DownstreamPeer& owner_;
+};
+
+DownstreamPeer::DownstreamPeer(asio::io_context& io, std::string name, const core::Limits& limits,
+                               const DownstreamEvents& events,
+                               std::function<void(std::string_view method)> list_changed)
+    : io_(io),
+      name_(std::move(name)),
+      limits_(limits),
+      events_(events),
+      list_changed_(std::move(list_changed)) {}
+
+DownstreamPeer::~DownstreamPeer() {
+  if (session_) session_->detach();
+}
+
+void DownstreamPeer::connect(DownstreamTransport& transport, std::function<void()> on_closed) {
+  transport_ = &transport;
+  mcp::SessionOptions opts;
+  opts.label = name_;
+  opts.strictness = rpc::Strictness::peer;
+  opts.limits = &limits_;
+  session_ = mcp::Session::create(io_, opts);
+  handler_ = std::make_unique<Handler>(*this);
+  session_->attach(&transport.outbox(), handler_.get());
+  transport.start(session_, std::move(on_closed));
+}
+
+void DownstreamPeer::close_session() {
+  if (session_) session_->on_closed();
+}
+
+void DownstreamPeer::disconnect() {
+  if (session_) session_->detach();
+  session_.reset();
+  transport_ = nullptr;
+}
+
+bool DownstreamPeer::fail(std::string reason) {
+  error_ = std::move(reason);
+  return false;
+}
+
+std::string DownstreamPeer::overlong_line_reason() const {
+  return fmt::format(
+      "it sent a message over the {} byte limit (a protocol violation), so sluice stopped "
+      "reading it",
+      limits_.max_message_bytes);
+}
+
+asio::awaitable<bool> DownstreamPeer::handshake() {
+  // In aggregate mode sluice relays sampling, elicitation and roots requests to its client,
+  // so it offers them; otherwise it offers nothing.
+  std::string capabilities =
+      events_.relay_request ? R"({"sampling":{},"elicitation":{},"roots":{}})" : "{}";
+  std::string params = R"({"protocolVersion":)" + cj::quote(mcp::kLatestVersion) +
+                       R"(,"capabilities":)" + capabilities +
+                       R"(,"clientInfo":{"name":"sluice","version":)" + cj::quote(core::kVersion) +
+                       "}}";
+  auto reply = co_await session_->request("initialize", params, limits_.initialize_timeout);
+  if (!reply.ok()) {
+    co_return fail(reply.status == mcp::Reply::Status::timeout ? "initialize timed out"
+                   : reply.status == mcp::Reply::Status::error
+                       ? "initialize was refused"
+                       : "the server exited during initialize");
+  }
+  auto version = cj::member_span(reply.message->result(), "protocolVersion");
+  bj::error_code ec;
+  bj::value v = version ? bj::parse(*version, ec) : bj::value();
+  if (ec || !v.is_string() || !mcp::is_supported_version(v.get_string())) {
+    co_return fail("the server answered initialize with an unsupported protocol version");
+  }
+  protocol_version_ = std::string(v.get_string());
+  auto caps = cj::member_span(reply.message->result(), "capabilities");
+  server_capabilities_ = caps ? std::string(cj::trim(*caps)) : "{}";
+  session_->notify("notifications/initialized", "");
+  co_return true;
+}
+
+bool DownstreamPeer::offers(std::string_view capability) const {
+  return cj::member_span(server_capabilities_, capability).has_value();
+}
+
+void DownstreamPeer::notify(std::string_view method, std::string_view params) {
+  if (session_ && !session_->closed()) session_->notify(method, params);
+}
+
+asio::awaitable<mcp::Reply> DownstreamPeer::forward(std::string method, std::string params,
+                                                    std::chrono::milliseconds timeout,
+                                                    core::CancelSignal* cancel) {
+  auto session = session_;  // keeps the session alive across a teardown
+  mcp::Reply reply =
+      co_await session->request(std::move(method), std::move(params), timeout, cancel);
+  co_return reply;
+}
+
+asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(std::string_view tool,
+                                                      std::string_view arguments_json,
+                                                      std::chrono::milliseconds timeout,
+                                                      core::CancelSignal* cancel,
+                                                      std::string_view progress_token,
+                                                      const mcp::CallTracking* tracking) {
+  std::string params;
+  params.reserve(64 + tool.size() + arguments_json.size());
+  params += R"({"name":)";
+  params += cj::quote(tool);
+  params += R"(,"arguments":)";
+  params += arguments_json.empty() ? std::string_view("{}") : arguments_json;
+  if (!progress_token.empty()) {
+    params += R"(,"_meta":{"progressToken":)";
+    params += progress_token;
+    params += '}';
+  }
+  params += '}';
+  auto session = session_;  // keeps the session alive across a teardown
+  co_return co_await session->request("tools/call", std::move(params), timeout, cancel, nullptr,
+                                      tracking);
+}
+
+}  // namespace sluice::gateway

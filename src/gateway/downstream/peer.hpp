@@ -1,0 +1,159 @@
+#pragma once
+// The MCP client role toward one downstream, over any DownstreamTransport: the initialize
+// handshake, the listings (tools, prompts, resources, resource templates, all through one
+// paginated fetch), tools/call, forwarded requests, notifications both ways, and the
+// requests a downstream sends to the client (sampling, elicitation, roots: relayed through
+// DownstreamEvents, or refused when nothing relays them).
+//
+// Ownership: the Downstream owns one peer for its whole life. connect() creates the session
+// of one generation over a transport the Downstream owns; disconnect() drops it. What was
+// listed (tools, prompts, ...) is kept across generations until the next listing replaces it.
+// Threading: the gateway's io_context thread only.
+// Errors: downstream output is untrusted; a failed step returns false and error() says why
+// (value-free); a malformed list entry is skipped and counted, never thrown.
+#include "core/limits.hpp"
+#include "gateway/downstream/transport.hpp"
+#include "mcp/session.hpp"
+#include "schema/schema.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::gateway {
+
+namespace asio = boost::asio;
+
+struct ToolEntry {
+  std::string name;
+  std::string title;
+  std::string description;
+  std::string raw;  // the tool object exactly as the downstream listed it
+  bool read_only = false;
+  std::optional<schema::Schema> validator;  // unset when the schema did not compile
+  std::string schema_problem;               // value-free, when it did not compile
+};
+
+// What the Downstream tells the gateway.
+struct DownstreamEvents {
+  std::function<void()> tools_changed;
+  // A notifications/progress from the downstream (params text as sent).
+  std::function<void(std::string_view params)> progress;
+  // A request from the downstream to the client (sampling, elicitation, roots): relayed to
+  // a client in aggregate mode. Unset: answered "method not found".
+  std::function<asio::awaitable<mcp::Reply>(std::string method, std::string params)> relay_request;
+  // Any other notification the client should see (notifications/message), params as sent.
+  std::function<void(std::string_view method, std::string_view params)> relay_notification;
+  // A lifecycle event for the audit: kind (crash, external_kill, auto_restart), outcome.
+  std::function<void(std::string_view kind, std::string_view outcome, std::uint64_t generation)>
+      lifecycle;
+};
+
+// Entries of the server's last listing of each kind that were malformed and skipped: not
+// an object, or without a non-empty string name (tools, prompts), uri (resources) or
+// uriTemplate (templates) of its own.
+struct SkippedEntries {
+  std::size_t tools = 0;
+  std::size_t prompts = 0;
+  std::size_t resources = 0;
+  std::size_t resource_templates = 0;
+};
+
+class DownstreamPeer {
+ public:
+  // `events` must outlive the peer. `list_changed` hears notifications/tools/list_changed,
+  // notifications/prompts/list_changed and notifications/resources/list_changed (the
+  // Downstream decides whether to list again).
+  DownstreamPeer(asio::io_context& io, std::string name, const core::Limits& limits,
+                 const DownstreamEvents& events,
+                 std::function<void(std::string_view method)> list_changed);
+  ~DownstreamPeer();
+  DownstreamPeer(const DownstreamPeer&) = delete;
+  DownstreamPeer& operator=(const DownstreamPeer&) = delete;
+
+  // A new session over `transport` (borrowed until disconnect()); `on_closed` runs once when
+  // the transport's remote end stops sending.
+  void connect(DownstreamTransport& transport, std::function<void()> on_closed);
+  // Ends the session's pending requests as closed (the transport is going away).
+  void close_session();
+  // Detaches and drops the session; the transport may be destroyed after it.
+  void disconnect();
+  bool has_session() const { return session_ != nullptr; }
+  // A session that has not seen its transport close.
+  bool connected() const { return session_ && !session_->closed(); }
+
+  // initialize, then notifications/initialized.
+  asio::awaitable<bool> handshake();
+  // tools/list, every page; replaces tools() when it succeeds.
+  asio::awaitable<bool> list_tools();
+  // prompts/list, resources/list and resources/templates/list, for what the server offers.
+  asio::awaitable<bool> list_other();
+  // Why the last failed step failed.
+  const std::string& error() const { return error_; }
+
+  // tools/call with the arguments spliced verbatim; `progress_token` (JSON text) goes in
+  // _meta when not empty. The session is kept alive across a teardown.
+  asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
+                                        std::chrono::milliseconds timeout,
+                                        core::CancelSignal* cancel, std::string_view progress_token,
+                                        const mcp::CallTracking* tracking);
+  // One request as it is (aggregate-mode routing).
+  asio::awaitable<mcp::Reply> forward(std::string method, std::string params,
+                                      std::chrono::milliseconds timeout,
+                                      core::CancelSignal* cancel);
+  // One notification while the session is up (dropped otherwise).
+  void notify(std::string_view method, std::string_view params);
+
+  const std::string& protocol_version() const { return protocol_version_; }
+  bool offers(std::string_view capability) const;
+  bool tools_known() const { return tools_known_; }
+  const std::vector<ToolEntry>& tools() const { return tools_; }
+  const std::vector<std::string>& prompts() const { return prompts_; }
+  const std::vector<std::string>& resources() const { return resources_; }
+  const std::vector<std::string>& resource_templates() const { return resource_templates_; }
+  const SkippedEntries& skipped_entries() const { return skipped_; }
+  std::uint64_t unmatched_responses() const {
+    return session_ ? session_->counters().unmatched_responses : 0;
+  }
+  bool asked_for_roots() const { return asked_for_roots_; }
+  // Why a server that sent a line over the message cap was stopped (value-free).
+  std::string overlong_line_reason() const;
+
+ private:
+  class Handler;
+  struct Listing;
+  // Every page of one listing; `add` takes each well-formed entry, until `full` says stop.
+  asio::awaitable<bool> fetch_all(const Listing& listing,
+                                  const std::function<void(const boost::json::value&)>& add,
+                                  const std::function<bool()>& full, std::size_t& skipped);
+  asio::awaitable<bool> list_items(const Listing& listing, std::vector<std::string>& out,
+                                   std::size_t& skipped);
+  bool fail(std::string reason);
+
+  asio::io_context& io_;
+  std::string name_;
+  const core::Limits& limits_;
+  const DownstreamEvents& events_;
+  std::function<void(std::string_view)> list_changed_;
+  DownstreamTransport* transport_ = nullptr;
+  std::shared_ptr<mcp::Session> session_;
+  std::unique_ptr<Handler> handler_;
+  std::string error_;
+  std::string protocol_version_;
+  std::string server_capabilities_;  // the server's initialize capabilities (JSON text)
+  bool tools_known_ = false;
+  bool asked_for_roots_ = false;
+  std::vector<ToolEntry> tools_;
+  std::vector<std::string> prompts_, resources_, resource_templates_;
+  SkippedEntries skipped_;
+};
+
+}  // namespace sluice::gateway

@@ -1,0 +1,192 @@
+// A downstream's lists (tools, prompts, resources, templates) through one paginated, bounded
+// fetch. What a server lists is untrusted input: a malformed entry is skipped and counted
+// per server and list, never thrown, and reported in one value-free log line per listing.
+#include "core/describe.hpp"
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "gateway/downstream/peer.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+namespace sluice::gateway {
+namespace cj = core::json;
+namespace bj = boost::json;
+
+// One kind of listing: the method, the member holding the page's entries, the member that
+// identifies an entry, and how its failures are worded.
+struct DownstreamPeer::Listing {
+  std::string method;
+  std::string key;
+  std::string identity;
+  std::string malformed;       // the end of "<method> answered with ..."
+  bool names_timeout = false;  // "<method> timed out" rather than "<method> failed"
+};
+
+namespace {
+
+// Downstream output is untrusted: an entry of a list is usable when it is an object whose
+// `key` is a non-empty string not used by an earlier entry. Else why not, from its
+// structure only (value-free).
+std::string entry_problem(const bj::value& entry, std::string_view key,
+                          const std::unordered_set<std::string>& seen) {
+  if (!entry.is_object()) return "it is " + core::describe_kind(entry) + ", not an object";
+  const bj::value* v = entry.get_object().if_contains(key);
+  if (!v) return fmt::format("it has no \"{}\"", key);
+  if (!v->is_string()) {
+    return fmt::format("its \"{}\" is {}, not a string", key, core::describe_kind(*v));
+  }
+  if (v->get_string().empty()) return fmt::format("its \"{}\" is empty", key);
+  if (seen.count(std::string(v->get_string()))) {
+    return fmt::format("its \"{}\" repeats an earlier entry's", key);
+  }
+  return {};
+}
+
+// Collects the malformed entries of one listing and reports them in one log line.
+struct SkipReport {
+  std::size_t skipped = 0;
+  std::string first;  // the first problem, with its entry number
+  void add(std::size_t index, std::string problem) {
+    if (skipped++ == 0) first = fmt::format("entry {}: {}", index, problem);
+  }
+  void log(std::string_view server, std::string_view method) const {
+    if (skipped == 0) return;
+    core::log::warn("server {}: {}: skipped {} malformed entr{} (the first, {})", server, method,
+                    skipped, skipped == 1 ? "y" : "ies", first);
+  }
+};
+
+// A tool entry from a well-formed listed tool object.
+ToolEntry tool_entry(const bj::value& tv, const schema::Options& schema_options,
+                     std::string_view server) {
+  const auto& obj = tv.get_object();
+  ToolEntry entry;
+  entry.name = std::string(obj.at("name").get_string());
+  if (const auto* t = obj.if_contains("title"); t && t->is_string())
+    entry.title = std::string(t->get_string());
+  if (const auto* d = obj.if_contains("description"); d && d->is_string())
+    entry.description = std::string(d->get_string());
+  if (const auto* a = obj.if_contains("annotations"); a && a->is_object()) {
+    if (const auto* t = a->get_object().if_contains("readOnlyHint"); t && t->is_bool())
+      entry.read_only = t->get_bool();
+    if (entry.title.empty()) {
+      if (const auto* t = a->get_object().if_contains("title"); t && t->is_string())
+        entry.title = std::string(t->get_string());
+    }
+  }
+  entry.raw = bj::serialize(tv);
+  if (const auto* input_schema = obj.if_contains("inputSchema")) {
+    auto compiled = schema::Schema::compile(*input_schema, schema_options);
+    if (compiled) {
+      entry.validator = std::move(*compiled);
+    } else {
+      entry.schema_problem = compiled.error().message;
+      core::log::warn("server {}: tool {}: its input schema is not usable: {}", server, entry.name,
+                      entry.schema_problem);
+    }
+  }
+  return entry;
+}
+
+}  // namespace
+
+asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
+                                                const std::function<void(const bj::value&)>& add,
+                                                const std::function<bool()>& full,
+                                                std::size_t& skipped) {
+  std::unordered_set<std::string> identities;
+  SkipReport skips;
+  std::size_t index = 0;  // of the entry, over every page
+  std::string cursor;
+  cj::ParseLimits parse_limits{limits_.max_json_depth};
+  for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
+    std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
+    auto reply = co_await session_->request(listing.method, params, limits_.list_timeout);
+    if (!reply.ok()) {
+      co_return fail(listing.names_timeout && reply.status == mcp::Reply::Status::timeout
+                         ? listing.method + " timed out"
+                     : transport_ && transport_->protocol_violation()
+                         ? listing.method + " failed: " + overlong_line_reason()
+                         : listing.method + " failed");
+    }
+    std::string_view result = reply.message->result();
+    auto list = cj::member_span(result, listing.key);
+    auto parsed = list ? cj::parse_strict(*list, parse_limits)
+                       : boost::system::result<bj::value, cj::ParseError>(bj::array());
+    if (!parsed || !parsed->is_array()) {
+      co_return fail(listing.method + " answered with " + listing.malformed);
+    }
+    for (const auto& item : parsed->get_array()) {
+      ++index;
+      if (std::string problem = entry_problem(item, listing.identity, identities);
+          !problem.empty()) {
+        skips.add(index, std::move(problem));
+        continue;
+      }
+      if (full()) break;
+      identities.emplace(item.get_object().at(listing.identity).get_string());
+      add(item);
+    }
+    auto next = cj::member_span(result, "nextCursor");
+    if (!next || cj::trim(*next) == "null") break;
+    cursor = std::string(cj::trim(*next));
+  }
+  skips.log(name_, listing.method);
+  skipped = skips.skipped;
+  co_return true;
+}
+
+asio::awaitable<bool> DownstreamPeer::list_tools() {
+  static const Listing kTools{"tools/list", "tools", "name", "a malformed tool list", true};
+  std::vector<ToolEntry> tools;
+  schema::Options schema_options;
+  schema_options.max_depth = limits_.max_schema_depth;
+  std::size_t skipped = 0;
+  bool ok = co_await fetch_all(
+      kTools,
+      [&](const bj::value& item) { tools.push_back(tool_entry(item, schema_options, name_)); },
+      [&] { return tools.size() >= limits_.max_tools_per_server; }, skipped);
+  if (!ok) co_return false;
+  skipped_.tools = skipped;
+  tools_ = std::move(tools);
+  tools_known_ = true;
+  co_return true;
+}
+
+asio::awaitable<bool> DownstreamPeer::list_items(const Listing& listing,
+                                                 std::vector<std::string>& out,
+                                                 std::size_t& skipped) {
+  std::vector<std::string> items;
+  bool ok = co_await fetch_all(
+      listing, [&](const bj::value& item) { items.push_back(bj::serialize(item)); },
+      [&] { return items.size() >= limits_.max_tools_per_server; }, skipped);
+  if (!ok) co_return false;
+  out = std::move(items);
+  co_return true;
+}
+
+asio::awaitable<bool> DownstreamPeer::list_other() {
+  static const Listing kPrompts{"prompts/list", "prompts", "name", "a malformed list", false};
+  static const Listing kResources{"resources/list", "resources", "uri", "a malformed list", false};
+  static const Listing kTemplates{"resources/templates/list", "resourceTemplates", "uriTemplate",
+                                  "a malformed list", false};
+  // Plain statements: no temporaries inside a conditional co_await (GCC 12 destroys them
+  // twice).
+  if (offers("prompts")) {
+    bool ok = co_await list_items(kPrompts, prompts_, skipped_.prompts);
+    if (!ok) co_return false;
+  }
+  if (offers("resources")) {
+    bool ok = co_await list_items(kResources, resources_, skipped_.resources);
+    if (!ok) co_return false;
+    ok = co_await list_items(kTemplates, resource_templates_, skipped_.resource_templates);
+    if (!ok) co_return false;
+  }
+  co_return true;
+}
+
+}  // namespace sluice::gateway

@@ -1,0 +1,65 @@
+#include "gateway/downstream/phase.hpp"
+
+#include "core/log.hpp"
+
+namespace sluice::gateway {
+
+std::string_view to_string(Phase phase) {
+  switch (phase) {
+    case Phase::lazy:
+      return "lazy";
+    case Phase::starting:
+      return "starting";
+    case Phase::online:
+      return "online";
+    case Phase::restarting:
+      return "restarting";
+    case Phase::failed:
+      return "failed";
+    case Phase::offline:
+      return "offline";
+    case Phase::unsupported_transport:
+      return "unsupported_transport";
+    case Phase::disabled:
+      return "disabled";
+  }
+  return "unknown";
+}
+
+bool transition_allowed(Phase from, Phase to) {
+  if (from == to) return true;
+  switch (from) {
+    case Phase::lazy:
+      return to == Phase::starting || to == Phase::failed || to == Phase::offline ||
+             to == Phase::unsupported_transport || to == Phase::disabled;
+    case Phase::starting:
+      return to == Phase::online || to == Phase::failed || to == Phase::offline;
+    case Phase::online:
+      // failed: a relisting that failed while the session stayed up.
+      return to == Phase::restarting || to == Phase::failed || to == Phase::offline;
+    case Phase::restarting:
+      return to == Phase::starting || to == Phase::failed || to == Phase::offline;
+    case Phase::failed:
+      return to == Phase::starting || to == Phase::restarting || to == Phase::offline;
+    case Phase::offline:
+      // failed: a start refused before any spawn (unset variables), or a start that was
+      // under way when the shutdown came.
+      return to == Phase::starting || to == Phase::failed;
+    case Phase::unsupported_transport:
+    case Phase::disabled:
+      return false;
+  }
+  return false;
+}
+
+bool PhaseMachine::transition(Phase to) {
+  if (!transition_allowed(phase_, to)) {
+    core::log::error("server {}: refused to move from {} to {}", label_, to_string(phase_),
+                     to_string(to));
+    return false;
+  }
+  phase_ = to;
+  return true;
+}
+
+}  // namespace sluice::gateway

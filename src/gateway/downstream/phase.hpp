@@ -1,0 +1,51 @@
+#pragma once
+// Where a downstream is in its life, and the one function that moves it.
+//
+//   lazy ──▶ starting ──▶ online ──▶ restarting ──▶ starting ...
+//     │         │           │            │
+//     │         ▼           ▼            ▼
+//     └──────▶ failed ◀─────┴────────────┘      (failed ──▶ starting | restarting)
+//   any of the five above ──▶ offline ──▶ starting | failed
+//   unsupported_transport, disabled: set once, at construction, and final.
+//
+// `failed` keeps its reason beside it (the downstream's last error); `restarting` is the
+// automatic restart after the child ended by itself (a backoff, then `starting` again);
+// `offline` follows an operator's stop or the shutdown. PhaseMachine::transition is the only
+// writer of a phase: a move the table does not allow is refused (the phase stays and an error
+// is logged), so a new path cannot invent a transition silently.
+// Threading: not synchronised; the owning downstream's loop thread only.
+#include <string>
+#include <string_view>
+
+namespace sluice::gateway {
+
+enum class Phase {
+  lazy,
+  starting,
+  online,
+  restarting,
+  failed,
+  offline,
+  unsupported_transport,
+  disabled
+};
+// The name health, the catalog and the CLI show (stable: scripts read it).
+std::string_view to_string(Phase phase);
+
+// Whether the table allows `from` -> `to`. Staying in the same phase is always allowed.
+bool transition_allowed(Phase from, Phase to);
+
+class PhaseMachine {
+ public:
+  // `label` names the downstream in the log line of a refused move.
+  explicit PhaseMachine(std::string label) : label_(std::move(label)) {}
+  Phase phase() const { return phase_; }
+  // Moves to `to` when transition_allowed(phase(), to); else refuses. Whether it moved.
+  bool transition(Phase to);
+
+ private:
+  std::string label_;
+  Phase phase_ = Phase::lazy;
+};
+
+}  // namespace sluice::gateway

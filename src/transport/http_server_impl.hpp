@@ -1,0 +1,146 @@
+#pragma once
+// The implementation of HttpServer (see http_server.hpp), shared by the translation units
+// of the front end: http_server.cpp (listener and connections), http_routes.cpp (the
+// request phases) and http_sse.cpp (the SSE stream writer). Private to this folder.
+//
+// Threading: the owning io_context thread only. Ownership: each connection is a
+// shared_ptr<Connection> held by the coroutine serving it; the server keeps raw pointers to
+// the open ones (to close them at stop) and forgets each when its coroutine ends. Every
+// coroutine holds a shared_ptr to the server.
+#include "core/clock.hpp"
+#include "core/limits.hpp"
+#include "rpc/message.hpp"
+#include "transport/http_framing.hpp"
+#include "transport/http_guard.hpp"
+#include "transport/http_metrics.hpp"
+#include "transport/http_server.hpp"
+#include "transport/http_session.hpp"
+#include "transport/http_session_table.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace sluice::transport {
+
+// One accepted TCP connection. Its socket deadlines (header, body, write, linger) are
+// Beast's own timers on the real clock; `wake` is a core::Timer.
+struct Connection {
+  explicit Connection(boost::asio::ip::tcp::socket socket)
+      : stream(std::move(socket)), wake(stream.get_executor()) {}
+  boost::beast::tcp_stream stream;
+  boost::beast::flat_buffer buffer;
+  core::Timer wake;  // cancelled to wake the SSE writer (or a JSON-mode POST waiting)
+  std::string address;
+  bool peer_gone = false;
+  bool watched = false;     // a watch_peer read is pending (a GET stream): no other read
+  bool incomplete = false;  // counted in IncompleteConnections (no complete request yet)
+};
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// One answer that is not an SSE stream.
+struct Reply {
+  boost::beast::http::status status = boost::beast::http::status::ok;
+  std::string content_type = "application/json";
+  std::string body;
+  Headers headers;
+};
+
+class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<HttpServerImpl> {
+ public:
+  HttpServerImpl(boost::asio::io_context& io, HttpOptions options, HttpHooks hooks,
+                 const core::Limits& limits);
+
+  core::Result<std::uint16_t> listen() override;
+  void start() override;
+  void stop() override;
+  void release_retired() override { sessions_.release_retired(); }
+  std::size_t session_count() const override { return sessions_.size(); }
+
+ private:
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  template <typename T>
+  using Task = boost::asio::awaitable<T>;
+
+  // http_server.cpp: the listener and the connection.
+  Task<void> accept_loop();
+  // Counts a new connection in, or spawns its refusal at a cap (false).
+  bool admit_connection(const std::shared_ptr<Connection>& conn);
+  Task<void> serve_connection(std::shared_ptr<Connection> conn);
+  // A connection past a cap: 503 with Retry-After, then closed.
+  Task<void> refuse_connection(std::shared_ptr<Connection> conn, std::string_view message);
+  // Stops sending, then reads what the client is still sending for a short while
+  // (Limits::http_linger), so that closing does not reset the connection before the client
+  // has read the answer.
+  Task<void> linger(Connection& conn);
+  // Counts `conn` among its address's connections without a complete request, or not.
+  void set_incomplete(Connection& conn, bool incomplete);
+  // A connection may wait for another request: not stopping, its address under its cap.
+  bool may_keep_alive(const Connection& conn) const;
+  Task<bool> write_reply(Connection& conn, const Request& req, Reply reply);
+  // A refusal of a request that could not be read whole, on HTTP/`version`.
+  Task<void> write_refusal(Connection& conn, unsigned version, std::optional<Refusal> refusal);
+  Task<void> sweep_loop();
+  void sweep();
+
+  // http_routes.cpp: the request phases.
+  // Handles one request; writes the answer (or an SSE stream); false: close the connection.
+  Task<bool> handle(std::shared_ptr<Connection> conn, Request& req);
+  // Admission by the head: shutting down (503), Host and Origin (403), the rate (429).
+  std::optional<Reply> admission_refusal(const Connection& conn, const Request& req);
+  // The answer of everything but a method on /mcp: /health, the bearer token (401),
+  // /metrics, an unknown path (404), an unsupported MCP-Protocol-Version (400).
+  std::optional<Reply> plain_answer(const Request& req, std::string_view path);
+  Task<bool> handle_post(std::shared_ptr<Connection> conn, Request& req);
+  // The POSTed message, or nullopt with the refusal of its media types or its body.
+  std::optional<rpc::Message> read_post(Request& req, bool& wants_sse, Reply& refusal) const;
+  // The session a POST belongs to: a new one for initialize (then `headers` gets its id).
+  std::shared_ptr<HttpSession> post_session(const Request& req, const rpc::Message& message,
+                                            Headers& headers, Reply& refusal);
+  // JSON mode: waits for the answer of the request on `stream` (or the session's end).
+  Task<bool> answer_json(std::shared_ptr<Connection> conn, const Request& req,
+                         std::shared_ptr<SseStream> stream, Headers headers);
+  Task<bool> handle_get(std::shared_ptr<Connection> conn, Request& req);
+  // The session a request names: its Mcp-Session-Id, else 400 (none) or 404 (unknown or
+  // ended) in `refusal`.
+  std::shared_ptr<HttpSession> find_session(const Request& req, Reply& refusal) const;
+  static Reply error_reply(boost::beast::http::status status, int code, std::string_view message);
+
+  // http_sse.cpp: the SSE stream writer.
+  // Streams `stream` to the connection until it finishes, the session ends or another
+  // connection takes the stream over. The SSE headers are written first, with the first
+  // events (or after Limits::http_sse_first_event_wait; a GET's at once).
+  Task<bool> run_sse(std::shared_ptr<Connection> conn, const Request& req,
+                     std::shared_ptr<HttpSession> session, std::shared_ptr<SseStream> stream,
+                     bool prime, Headers headers);
+  // A long-lived stream's connection: notices the peer closing it.
+  Task<void> watch_peer(std::shared_ptr<Connection> conn);
+
+  boost::asio::io_context& io_;
+  HttpOptions options_;
+  HttpHooks hooks_;
+  const core::Limits& limits_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  core::Timer sweep_;
+  bool stopping_ = false;
+  RequestGuard guard_;
+  SessionTable sessions_;
+  std::unordered_set<Connection*> connections_;
+  std::unordered_set<Connection*> refusing_;  // being answered 503 past a cap
+  IncompleteConnections incomplete_;
+  ConnectionCounters counters_;
+};
+
+}  // namespace sluice::transport

@@ -1,0 +1,137 @@
+// The SSE stream writer: one connection writing one stream (a POST's call stream, the
+// standalone stream or a resumption) until it finishes, the session ends, the peer goes or
+// another connection takes the stream over.
+#include "transport/http_server_impl.hpp"
+
+#include "core/spawn.hpp"
+
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace sluice::transport {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+namespace {
+
+constexpr auto kAwait = asio::use_awaitable;
+
+// The response head of an SSE stream (chunked on HTTP/1.1).
+std::string sse_head(bool http11, bool keep, const Headers& headers) {
+  std::string head = http11 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n";
+  head +=
+      "Server: sluice\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+      "X-Accel-Buffering: no\r\n";
+  for (const auto& [name, value] : headers) head += name + ": " + value + "\r\n";
+  if (http11) head += "Transfer-Encoding: chunked\r\n";
+  if (!keep) head += "Connection: close\r\n";
+  head += "\r\n";
+  return head;
+}
+
+std::string chunk(bool http11, std::string_view data) {
+  return http11 ? fmt::format("{:x}\r\n{}\r\n", data.size(), data) : std::string(data);
+}
+
+// Appends the events of `stream` not yet handed to a connection.
+void take_new_events(SseStream& stream, std::string& body) {
+  for (const auto& [seq, text] : stream.events) {
+    if (seq <= stream.written) continue;
+    body += text;
+    stream.written = seq;
+  }
+}
+
+}  // namespace
+
+asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> conn) {
+  std::array<char, 512> scratch;
+  for (;;) {
+    boost::system::error_code ec;
+    co_await conn->stream.socket().async_read_some(asio::buffer(scratch),
+                                                   asio::redirect_error(kAwait, ec));
+    if (ec) break;
+  }
+  conn->peer_gone = true;
+  conn->wake.cancel();
+}
+
+asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, const Request& req,
+                                              std::shared_ptr<HttpSession> session,
+                                              std::shared_ptr<SseStream> stream, bool prime,
+                                              Headers headers) {
+  const bool http11 = req.version() >= 11;
+  // A POST's stream ends with its response and the connection may be kept; a GET's (the
+  // standalone stream or a resumption) lives until the session ends, so the peer is
+  // watched and the connection closed at the end.
+  const bool long_lived = req.method() == http::verb::get;
+  const bool keep = http11 && !long_lived && req.keep_alive() && !stopping_;
+  // The head is written with the first events: a fast call's whole answer (head, priming
+  // event, response, last chunk) leaves in one write. A slow call's head and priming event
+  // go out after the first-event wait, so the client can resume from then on.
+  std::string head = sse_head(http11, keep, headers);
+  ++counters_.by_status[200];
+  // Another connection resuming this stream takes it over; the old one ends.
+  stream->attach(conn.get(), &conn->wake);
+  if (long_lived) {
+    conn->watched = true;
+    core::spawn(io_, watch_peer(conn), "an SSE stream's peer watch", [conn] {
+      conn->peer_gone = true;
+      conn->wake.cancel();
+    });
+  }
+  std::string body;
+  if (prime) body = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
+  bool head_sent = false;
+  bool head_due = long_lived;  // a GET's head goes at once
+  const auto first_deadline = core::Clock::now() + limits_.http_sse_first_event_wait;
+  bool clean = true;
+  bool done = false;
+  std::string out;
+  while (!done) {
+    if (stream->writer != conn.get() || conn->peer_gone || stopping_) {
+      clean = false;
+      break;
+    }
+    take_new_events(*stream, body);
+    done = stream->finished;
+    const bool events_due = !body.empty() || done || (!head_sent && head_due);
+    if (events_due) {
+      out = head_sent ? std::string() : std::move(head);
+      if (!body.empty()) out += chunk(http11, body);
+      if (done && http11) out += "0\r\n\r\n";
+      body.clear();
+      head_sent = true;
+    } else {
+      conn->wake.expires_at(head_sent ? core::Clock::now() + limits_.http_sse_keepalive
+                                      : first_deadline);
+      boost::system::error_code wait_ec;
+      co_await conn->wake.async_wait(asio::redirect_error(kAwait, wait_ec));
+      if (wait_ec || stream->writer != conn.get() || conn->peer_gone) continue;
+      if (!head_sent) {
+        head_due = true;
+        continue;
+      }
+      out = chunk(http11, ": keepalive\n\n");
+    }
+    boost::system::error_code ec;
+    conn->stream.expires_after(limits_.http_write_timeout);
+    co_await asio::async_write(conn->stream, asio::buffer(out), asio::redirect_error(kAwait, ec));
+    conn->stream.expires_never();
+    if (ec) {
+      clean = false;
+      break;
+    }
+    if (events_due) session->touch();  // a keepalive is no activity of the session
+  }
+  stream->detach(conn.get());
+  co_return clean&& keep;
+}
+
+}  // namespace sluice::transport

@@ -1,0 +1,138 @@
+// The downstream phase machine: every move the table allows, every move it refuses, and the
+// names health shows for each phase.
+#include "gateway/downstream/phase.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace sluice::gateway {
+namespace {
+
+constexpr Phase kAll[] = {Phase::lazy,
+                          Phase::starting,
+                          Phase::online,
+                          Phase::restarting,
+                          Phase::failed,
+                          Phase::offline,
+                          Phase::unsupported_transport,
+                          Phase::disabled};
+
+// Every move between two different phases that a downstream makes, and nothing else.
+const std::set<std::pair<Phase, Phase>>& legal_moves() {
+  static const std::set<std::pair<Phase, Phase>> moves = {
+      {Phase::lazy, Phase::starting},     {Phase::lazy, Phase::failed},
+      {Phase::lazy, Phase::offline},      {Phase::lazy, Phase::unsupported_transport},
+      {Phase::lazy, Phase::disabled},     {Phase::starting, Phase::online},
+      {Phase::starting, Phase::failed},   {Phase::starting, Phase::offline},
+      {Phase::online, Phase::restarting}, {Phase::online, Phase::failed},
+      {Phase::online, Phase::offline},    {Phase::restarting, Phase::starting},
+      {Phase::restarting, Phase::failed}, {Phase::restarting, Phase::offline},
+      {Phase::failed, Phase::starting},   {Phase::failed, Phase::restarting},
+      {Phase::failed, Phase::offline},    {Phase::offline, Phase::starting},
+      {Phase::offline, Phase::failed},
+  };
+  return moves;
+}
+
+// A machine brought to `target` through legal moves only.
+PhaseMachine machine_in(Phase target) {
+  PhaseMachine m("test");
+  std::vector<Phase> path;
+  switch (target) {
+    case Phase::lazy:
+      break;
+    case Phase::starting:
+      path = {Phase::starting};
+      break;
+    case Phase::online:
+      path = {Phase::starting, Phase::online};
+      break;
+    case Phase::restarting:
+      path = {Phase::starting, Phase::online, Phase::restarting};
+      break;
+    case Phase::failed:
+      path = {Phase::failed};
+      break;
+    case Phase::offline:
+      path = {Phase::offline};
+      break;
+    case Phase::unsupported_transport:
+      path = {Phase::unsupported_transport};
+      break;
+    case Phase::disabled:
+      path = {Phase::disabled};
+      break;
+  }
+  for (Phase p : path) EXPECT_TRUE(m.transition(p));
+  EXPECT_EQ(m.phase(), target);
+  return m;
+}
+
+TEST(DownstreamPhase, StartsLazy) { EXPECT_EQ(PhaseMachine("test").phase(), Phase::lazy); }
+
+TEST(DownstreamPhase, TheTableAllowsExactlyTheMovesADownstreamMakes) {
+  for (Phase from : kAll) {
+    for (Phase to : kAll) {
+      bool expected = from == to || legal_moves().count({from, to}) > 0;
+      EXPECT_EQ(transition_allowed(from, to), expected)
+          << to_string(from) << " -> " << to_string(to);
+    }
+  }
+}
+
+TEST(DownstreamPhase, EveryLegalMoveIsMade) {
+  for (const auto& [from, to] : legal_moves()) {
+    PhaseMachine m = machine_in(from);
+    EXPECT_TRUE(m.transition(to)) << to_string(from) << " -> " << to_string(to);
+    EXPECT_EQ(m.phase(), to);
+  }
+}
+
+TEST(DownstreamPhase, AnIllegalMoveIsRefusedAndThePhaseStays) {
+  for (Phase from : kAll) {
+    for (Phase to : kAll) {
+      if (from == to || legal_moves().count({from, to})) continue;
+      PhaseMachine m = machine_in(from);
+      EXPECT_FALSE(m.transition(to)) << to_string(from) << " -> " << to_string(to);
+      EXPECT_EQ(m.phase(), from);
+    }
+  }
+}
+
+TEST(DownstreamPhase, AServerThatWasNeverOnlineCannotBecomeOnlineWithoutStarting) {
+  PhaseMachine m("test");
+  EXPECT_FALSE(m.transition(Phase::online));
+  EXPECT_EQ(m.phase(), Phase::lazy);
+  ASSERT_TRUE(m.transition(Phase::failed));
+  EXPECT_FALSE(m.transition(Phase::online));
+  EXPECT_EQ(m.phase(), Phase::failed);
+}
+
+TEST(DownstreamPhase, UnsupportedAndDisabledAreFinal) {
+  for (Phase fixed : {Phase::unsupported_transport, Phase::disabled}) {
+    for (Phase to : kAll) {
+      if (to == fixed) continue;
+      PhaseMachine m = machine_in(fixed);
+      EXPECT_FALSE(m.transition(to)) << to_string(fixed) << " -> " << to_string(to);
+      EXPECT_EQ(m.phase(), fixed);
+    }
+  }
+}
+
+// Health, the catalog and `sluice status` print these names; scripts read them.
+TEST(DownstreamPhase, NamesAreTheOnesHealthHasAlwaysShown) {
+  EXPECT_EQ(to_string(Phase::lazy), "lazy");
+  EXPECT_EQ(to_string(Phase::starting), "starting");
+  EXPECT_EQ(to_string(Phase::online), "online");
+  EXPECT_EQ(to_string(Phase::restarting), "restarting");
+  EXPECT_EQ(to_string(Phase::failed), "failed");
+  EXPECT_EQ(to_string(Phase::offline), "offline");
+  EXPECT_EQ(to_string(Phase::unsupported_transport), "unsupported_transport");
+  EXPECT_EQ(to_string(Phase::disabled), "disabled");
+}
+
+}  // namespace
+}  // namespace sluice::gateway
