@@ -1,4 +1,4 @@
-// gateway.catalog_search budget (DESIGN.md): over 10,000 indexed tools, p50 within 1 ms.
+// gateway.catalog_search budget (docs/architecture.md): 10,000 indexed tools, p50 within 1 ms.
 // The catalog is 100 servers x 100 tools built from word lists with a fixed seed, with the
 // naming styles real servers use (snake_case, camelCase, kebab-case, dotted). Each query
 // benchmark also reports the per-query p50 and p99 in microseconds as counters.

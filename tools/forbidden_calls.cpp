@@ -1,4 +1,4 @@
-// forbidden_calls: the static check behind GATEWAY-INVARIANTS §4, rows gw_self_reexec,
+// forbidden_calls: the static check behind invariants §4, rows gw_self_reexec,
 // gw_exit_from_request_path and kill_by_name. sluice's own code may exec, fork, signal,
 // spawn, exit or abort only in the spawner and signal wrapper (src/process/child.cpp) and in
 // main() (src/main.cpp). This tool is a test helper, not part of sluice, and is not scanned.

@@ -1,10 +1,10 @@
 #pragma once
 // sluice's log: stderr or a file, never stdout (stdout is the stdio MCP transport).
 // Every message passes through display_safe before it is written, so nothing raw from a
-// peer reaches a terminal. Messages must also be value-free (DESIGN.md): build them from
+// peer reaches a terminal. Messages must also be value-free (docs/architecture.md): build them from
 // names, kinds and sizes, never from rejected values.
 //
-// Never blocks its caller (GATEWAY-INVARIANTS P8): write() formats the line and hands it to
+// Never blocks its caller (invariant P8): write() formats the line and hands it to
 // spdlog's asynchronous logger, a bounded queue (overrun_oldest) drained by one writer
 // thread. That thread writes to a file description of its own, non-blocking where the kernel
 // allows it (a pipe, a FIFO, a terminal, a socket), and waits at most a short bound for room;

@@ -1,7 +1,7 @@
 // End-to-end cancellation test with software written by others: the official MCP TypeScript
 // SDK client (@modelcontextprotocol/sdk) aborts a gateway.invoke through its AbortSignal while
 // sluice is running a slow tool of @modelcontextprotocol/server-everything (both pinned in
-// package.json). Checks GATEWAY-INVARIANTS §2-§3 from the outside: the cancel reaches the
+// package.json). Checks invariants §2-§3 from the outside: the cancel reaches the
 // downstream (C1), the slot stays with the abandoned work (C2), exactly one outcome is counted
 // (C3), nothing more reaches the client for the cancelled id (C4), the session stays usable
 // (C6), a call cancelled while queued leaves the queue (A3), and sluice exits 0 at the end.

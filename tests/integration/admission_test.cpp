@@ -1,4 +1,4 @@
-// GATEWAY-INVARIANTS §2 (A1-A3) and §3 (C1-C7) through real stdio framing: the sluice
+// invariants §2 (A1-A3) and §3 (C1-C7) through real stdio framing: the sluice
 // binary and the fixture's `gate` tool, which blocks until a file appears, then writes a
 // marker and answers.
 #include "harness.hpp"

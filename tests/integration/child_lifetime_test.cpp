@@ -1,4 +1,4 @@
-// GATEWAY-INVARIANTS §1 and the ds_* rows of §4 against the real binary: every child sluice
+// invariants §1 and the ds_* rows of §4 against the real binary: every child sluice
 // starts is gone after its owner's teardown, whatever it does, and restarts follow the
 // named paths (auto-restart with backoff, never after a foreign kill).
 #include "harness.hpp"
@@ -229,7 +229,7 @@ TEST(StderrFlood, AGibibyteOfStderrKeepsMemoryBoundedAndOtherServersAnswering) {
   EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
 }
 
-// The hostile table (GATEWAY-INVARIANTS P6): every owner of a child x every behaviour.
+// The hostile table (invariant P6): every owner of a child x every behaviour.
 enum class Owner { auto_start_then_eof, connect_then_sigterm, connect_then_sigint,
                    connect_then_sighup, failed_handshake, one_shot_call };
 

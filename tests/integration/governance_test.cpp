@@ -1,4 +1,4 @@
-// GATEWAY-INVARIANTS §4 through the real binary: restart_server, disconnect_server and
+// invariants §4 through the real binary: restart_server, disconnect_server and
 // refresh refuse while work is pending unless forced, force can be forbidden, a restart
 // never leaves two generations alive; stale executables are reported; the audit ring
 // records calls without their values; class budgets come from annotations.

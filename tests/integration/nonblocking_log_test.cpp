@@ -1,4 +1,4 @@
-// GATEWAY-INVARIANTS P8 against the real binary: no log sink blocks the loop. sluice's stderr
+// invariant P8 against the real binary: no log sink blocks the loop. sluice's stderr
 // may be a pipe nobody reads (the MCP specification lets a client ignore it) and --log-file
 // may be a full or a slow file; with a downstream flooding its stderr (re-logged at debug),
 // calls keep being answered, drops are counted in health, and every ending (SIGTERM, SIGINT,

@@ -1,5 +1,5 @@
 // The one-shot commands (`sluice call`, `sluice servers --probe`) as owners of children
-// (GATEWAY-INVARIANTS P9): a signal runs the same teardown as `serve` (setsid escapes
+// (invariant P9): a signal runs the same teardown as `serve` (setsid escapes
 // included), then they exit 128+n. And they are quiet: warnings only unless --log-level
 // says otherwise, while `serve` logs a child's stderr lines at debug, not info.
 #include "harness.hpp"
