@@ -2,6 +2,7 @@
 // core::Timer fires when simulated time passes its expiry, not when real time does.
 #include "core/clock.hpp"
 #include "core/event.hpp"
+#include "../run_until.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,17 +19,6 @@ namespace {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-
-// Runs the loop until `done` or a generous real-time guard.
-template <typename Pred>
-bool run_until(asio::io_context& io, Pred done) {
-  auto guard = std::chrono::steady_clock::now() + 10s;
-  while (!done() && std::chrono::steady_clock::now() < guard) {
-    io.run_for(5ms);
-    if (io.stopped()) io.restart();
-  }
-  return done();
-}
 
 TEST(SimulatedClock, StandsStillUntilAdvanced) {
   SimulatedTime sim;
@@ -60,7 +50,7 @@ TEST(SimulatedClock, ATimerFiresWhenSimulatedTimePassesItsExpiryAndNotBefore) {
   EXPECT_FALSE(fired);
   sim.advance(1s);
   io.restart();
-  EXPECT_TRUE(run_until(io, [&] { return fired; }));
+  EXPECT_TRUE(test::run_until(io, [&] { return fired; }));
 }
 
 TEST(SimulatedClock, AnEventWaitTimesOutInSimulatedTime) {
@@ -75,7 +65,7 @@ TEST(SimulatedClock, AnEventWaitTimesOutInSimulatedTime) {
   EXPECT_FALSE(result.has_value());
   sim.advance(1h);
   io.restart();
-  ASSERT_TRUE(run_until(io, [&] { return result.has_value(); }));
+  ASSERT_TRUE(test::run_until(io, [&] { return result.has_value(); }));
   EXPECT_FALSE(*result);
 }
 

@@ -6,6 +6,7 @@
 #include "gateway/calls/admission.hpp"
 
 #include "core/clock.hpp"
+#include "../run_until.hpp"
 
 #include <gtest/gtest.h>
 
@@ -60,15 +61,9 @@ class AdmissionTest : public ::testing::Test {
     io_.restart();
     io_.run_for(d);
   }
-  // Runs the loop until `done()` holds; false after a generous real-time guard.
   template <class Pred>
   bool run_until(Pred done) {
-    auto guard = std::chrono::steady_clock::now() + 10s;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > guard) return false;
-      run_for(2ms);
-    }
-    return true;
+    return test::run_until(io_, done);
   }
   boost::asio::io_context io_;
 };

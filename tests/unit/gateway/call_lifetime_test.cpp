@@ -6,6 +6,7 @@
 
 #include "core/clock.hpp"
 #include "mcp/session.hpp"
+#include "../run_until.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,16 +51,9 @@ class CallLifetimeTest : public ::testing::Test {
     downstream_->detach();
   }
 
-  // Runs the loop until `done()` holds; false after a generous real-time guard.
   template <class Pred>
   bool run_until(Pred done) {
-    auto guard = std::chrono::steady_clock::now() + 10s;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > guard) return false;
-      io_.restart();
-      io_.run_for(2ms);
-    }
-    return true;
+    return test::run_until(io_, done);
   }
 
   Call open_call() {

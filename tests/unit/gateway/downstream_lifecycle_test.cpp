@@ -4,6 +4,7 @@
 #include "gateway/downstream/downstream.hpp"
 
 #include "core/clock.hpp"
+#include "../run_until.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -70,15 +71,9 @@ class DownstreamLifecycle : public ::testing::Test {
     server.source_file = (dir_ / ".mcp.json").string();
     downstream_ = std::make_unique<Downstream>(io_, server, limits_, policy_, DownstreamEvents{});
   }
-  // Runs the loop until `done` or a generous real-time guard.
-  template <typename Pred>
+  template <class Pred>
   bool run_until(Pred done) {
-    auto guard = std::chrono::steady_clock::now() + 20s;
-    while (!done() && std::chrono::steady_clock::now() < guard) {
-      io_.restart();
-      io_.run_for(5ms);
-    }
-    return done();
+    return test::run_until(io_, done);
   }
   // The same, advancing simulated time 10 ms a turn: for the graces of a teardown.
   template <typename Pred>

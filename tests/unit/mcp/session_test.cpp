@@ -1,6 +1,7 @@
 #include "mcp/session.hpp"
 
 #include "core/clock.hpp"
+#include "../run_until.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
@@ -111,16 +112,9 @@ class SessionTest : public ::testing::Test {
     io_.poll();
   }
 
-  // Runs the loop in this thread until `done()` holds; false after a generous guard.
   template <class Pred>
   bool run_until(Pred done) {
-    auto guard = std::chrono::steady_clock::now() + 5s;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > guard) return false;
-      io_.restart();
-      io_.run_for(2ms);
-    }
-    return true;
+    return test::run_until(io_, done);
   }
 
   // Runs whatever is ready now, without waiting for timers.

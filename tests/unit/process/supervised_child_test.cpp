@@ -4,6 +4,7 @@
 #include "process/supervised_child.hpp"
 
 #include "process/stderr_drain.hpp"
+#include "../run_until.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
@@ -25,17 +26,6 @@ namespace {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-// Runs the loop until `done` or a generous guard.
-template <typename Pred>
-bool run_until(asio::io_context& io, Pred done) {
-  auto guard = std::chrono::steady_clock::now() + 20s;
-  while (!done() && std::chrono::steady_clock::now() < guard) {
-    io.run_for(5ms);
-    if (io.stopped()) io.restart();
-  }
-  return done();
-}
 
 // Short graces, so a test waits milliseconds where the binary waits seconds.
 core::Limits quick_limits() {
@@ -70,7 +60,7 @@ class SupervisedChildTest : public ::testing::Test {
           done = true;
         },
         asio::detached);
-    ASSERT_TRUE(run_until(io_, [&] { return done; }));
+    ASSERT_TRUE(test::run_until(io_, [&] { return done; }));
   }
   // Whether a process is gone (reaped: kill finds no such process).
   static bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
@@ -133,7 +123,7 @@ TEST_F(SupervisedChildTest, AKillSluiceDidNotSendIsAForeignKill) {
   bool exited = false;
   child->on_exit([&] { exited = true; });
   ASSERT_EQ(::kill(child->pid(), SIGTERM), 0);
-  ASSERT_TRUE(run_until(io_, [&] { return exited; }));
+  ASSERT_TRUE(test::run_until(io_, [&] { return exited; }));
   EXPECT_TRUE(child->exit_seen());
   teardown(*child, false);
   EXPECT_EQ(child->exit_kind(), ExitKind::foreign_kill);
@@ -145,7 +135,7 @@ TEST_F(SupervisedChildTest, ACrashSignalIsACrashNotAForeignKill) {
   ASSERT_TRUE(child);
   bool exited = false;
   child->on_exit([&] { exited = true; });
-  ASSERT_TRUE(run_until(io_, [&] { return exited; }));
+  ASSERT_TRUE(test::run_until(io_, [&] { return exited; }));
   teardown(*child, false);
   EXPECT_EQ(child->exit_kind(), ExitKind::crashed);
 }
