@@ -155,8 +155,9 @@ int list_servers(const CommonOptions& options, bool json_output, bool probe) {
   for (const auto& r : rows) {
     const auto& o = r.as_object();
     std::string status(o.at("status").as_string());
-    std::string line = fmt::format("{:<24} {:<22} {:<6}", std::string_view(o.at("name").as_string()),
-                                   status, std::string_view(o.at("transport").as_string()));
+    std::string line =
+        fmt::format("{:<24} {:<22} {:<6}", std::string_view(o.at("name").as_string()), status,
+                    std::string_view(o.at("transport").as_string()));
     if (probe) line += fmt::format(" {:>4} tools", o.at("tool_count").to_number<std::int64_t>());
     line += "  " + std::string(o.at("source").as_string());
     if (probe && o.at("last_error").is_string()) {

@@ -48,8 +48,8 @@ struct RemoteServer {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-// Which discovery step a file came from. Servers from a project file need the operator's
-// approval of that file before they run: untrusted config does not run.
+// Which discovery step a file came from. A project file may add servers but not set the
+// operator's "sluice" settings (those come only from user-level and --config files).
 enum class Origin { project, user, explicit_file };
 
 // Admission settings of one server (the optional "sluice" object of its entry).

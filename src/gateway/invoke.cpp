@@ -26,7 +26,9 @@ constexpr const char* kCancelledByOperator =
     " was cancelled by an operator (gateway.cancel, or a forced restart_server, "
     "disconnect_server or refresh)";
 
-InvokeOutcome refuse(const std::string& text) { return InvokeOutcome{true, mcp::error_result(text), true}; }
+InvokeOutcome refuse(const std::string& text) {
+  return InvokeOutcome{true, mcp::error_result(text), true};
+}
 // The caller cancelled: nothing may be sent to it.
 InvokeOutcome silent() { return InvokeOutcome{false, {}, true}; }
 

@@ -326,7 +326,8 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
     if (call.status != Reply::Status::closed) reply.message = std::move(call.reply);
     co_return reply;
   }
-  const Reply::Status why = call.cancel_requested ? Reply::Status::cancelled : Reply::Status::timeout;
+  const Reply::Status why =
+      call.cancel_requested ? Reply::Status::cancelled : Reply::Status::timeout;
   if (why == Reply::Status::timeout) ++counters_.timeouts;
   // initialize is never cancelled: a timeout just ends it.
   if (method != "initialize") send_cancelled(id_text, why, related);

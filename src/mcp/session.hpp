@@ -167,9 +167,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // id of the incoming request whose work this belongs to (empty: none).
   asio::awaitable<Reply> request(std::string method, std::string params_json,
                                  std::chrono::milliseconds timeout,
-                                 core::CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
-                                 const CallTracking* tracking = nullptr,
-                                 std::string related = {});
+                                 core::CancelSignal* cancel = nullptr,
+                                 std::uint64_t* id_out = nullptr,
+                                 const CallTracking* tracking = nullptr, std::string related = {});
   void notify(std::string_view method, std::string_view params_json,
               std::string_view related = {});
 
