@@ -198,13 +198,6 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
   return i;
 }
 
-bool key_equals(std::string_view raw_literal, std::string_view key) {
-  std::string_view inner = raw_literal.substr(1, raw_literal.size() - 2);
-  if (inner.find('\\') == std::string_view::npos) return inner == key;
-  bj::error_code ec;
-  bj::value v = bj::parse(raw_literal, ec);
-  return !ec && v.is_string() && std::string_view(v.get_string()) == key;
-}
 
 }  // namespace
 
@@ -234,22 +227,48 @@ std::optional<ParseError> validate(std::string_view text, const ParseLimits& lim
   return std::nullopt;
 }
 
-std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key) {
-  std::size_t i = skip_ws(object_text, 0);
-  if (i >= object_text.size() || object_text[i] != '{') return std::nullopt;
-  i = skip_ws(object_text, i + 1);
-  while (i < object_text.size() && object_text[i] == '"') {
-    std::size_t key_end = skip_string(object_text, i);
-    std::string_view raw_key = object_text.substr(i, key_end - i);
-    i = skip_ws(object_text, key_end);
-    if (i >= object_text.size() || object_text[i] != ':') return std::nullopt;
-    i = skip_ws(object_text, i + 1);
-    std::size_t value_end = skip_value(object_text, i);
-    if (key_equals(raw_key, key)) return object_text.substr(i, value_end - i);
-    i = skip_ws(object_text, value_end);
-    if (i < object_text.size() && object_text[i] == ',') i = skip_ws(object_text, i + 1);
+std::optional<std::string_view> string_value(std::string_view literal, std::string& scratch) {
+  if (literal.size() < 2 || literal.front() != '"' || literal.back() != '"') return std::nullopt;
+  std::string_view inner = literal.substr(1, literal.size() - 2);
+  if (inner.find('\\') == std::string_view::npos) return inner;
+  bj::error_code ec;
+  bj::value v = bj::parse(literal, ec);
+  if (ec || !v.is_string()) return std::nullopt;
+  scratch.assign(v.get_string().data(), v.get_string().size());
+  return std::string_view(scratch);
+}
+
+void scan_members(std::string_view t, std::span<const std::string_view> keys,
+                  std::span<std::optional<std::string_view>> found) {
+  for (auto& f : found) f.reset();
+  std::size_t missing = keys.size();
+  std::size_t i = skip_ws(t, 0);
+  if (i >= t.size() || t[i] != '{') return;
+  i = skip_ws(t, i + 1);
+  std::string scratch;
+  while (missing > 0 && i < t.size() && t[i] == '"') {
+    std::size_t key_end = skip_string(t, i);
+    std::optional<std::string_view> key = string_value(t.substr(i, key_end - i), scratch);
+    i = skip_ws(t, key_end);
+    if (i >= t.size() || t[i] != ':') return;
+    i = skip_ws(t, i + 1);
+    std::size_t value_end = skip_value(t, i);
+    for (std::size_t k = 0; key && k < keys.size(); ++k) {
+      if (!found[k] && keys[k] == *key) {
+        found[k] = t.substr(i, value_end - i);
+        --missing;
+      }
+    }
+    i = skip_ws(t, value_end);
+    if (i < t.size() && t[i] == ',') i = skip_ws(t, i + 1);
   }
-  return std::nullopt;
+}
+
+std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key) {
+  std::optional<std::string_view> found;
+  scan_members(object_text, std::span<const std::string_view>(&key, 1),
+               std::span<std::optional<std::string_view>>(&found, 1));
+  return found;
 }
 
 std::string_view trim(std::string_view text) {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,18 @@ std::optional<ParseError> validate(std::string_view text, const ParseLimits& lim
 // document parse_strict accepted). Returns nullopt when the text is not an object or has no
 // such member. Keys are compared after unescaping.
 std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key);
+
+// One pass over the top-level members of an object text: for each key in `keys`, the raw
+// text of that member in `found` at the same position (nullopt when absent, or every one when
+// the text is not an object). Same precondition and key comparison as member_span; the first
+// occurrence of a key wins, and the scan stops once every key is found. A frame is scanned
+// once for all its parts instead of once per part.
+void scan_members(std::string_view object_text, std::span<const std::string_view> keys,
+                  std::span<std::optional<std::string_view>> found);
+
+// The value of a JSON string literal `literal` (with its quotes): a view into the literal
+// when it holds no escape, else decoded into `scratch`. nullopt when it is not a string.
+std::optional<std::string_view> string_value(std::string_view literal, std::string& scratch);
 
 // The text of a JSON value with surrounding whitespace removed.
 std::string_view trim(std::string_view text);

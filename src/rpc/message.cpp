@@ -1,6 +1,6 @@
 #include "rpc/message.hpp"
 
-#include "rpc/members.hpp"
+#include "core/json.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -70,7 +70,7 @@ struct MessageParser {
     if (auto failure = check_document(text, limits, strictness, m.dom_)) return *failure;
     m.text_ = std::move(text);
     Parts parts;
-    scan_members(m.text_, kPartKeys, parts);
+    core::json::scan_members(m.text_, kPartKeys, parts);
     std::string id_text = "null";
     if (parts[kId]) {
       if (!id_key(*parts[kId])) return invalid("id must be a string or an integer");
@@ -90,7 +90,7 @@ struct MessageParser {
   static std::optional<ParseFailure> method_frame(Message& m, const Parts& parts,
                                                   const std::string& id_text) {
     std::string scratch;
-    auto method = string_value(*parts[kMethod], scratch);
+    auto method = core::json::string_value(*parts[kMethod], scratch);
     if (!method || method->empty()) return invalid("method must be a string", id_text);
     if (parts[kResult] || parts[kError]) {
       return invalid("a request cannot carry result or error", id_text);

@@ -2,7 +2,6 @@
 
 #include "core/json.hpp"
 #include "core/log.hpp"
-#include "rpc/members.hpp"
 
 #include <fmt/format.h>
 
@@ -127,7 +126,7 @@ void ClientRelay::relay_notification(std::string_view server, std::string_view m
     // Only to the clients that subscribed to that URI.
     auto uri_literal = cj::member_span(params, "uri");
     std::string scratch;
-    auto uri = uri_literal ? rpc::string_value(*uri_literal, scratch) : std::nullopt;
+    auto uri = uri_literal ? core::json::string_value(*uri_literal, scratch) : std::nullopt;
     if (!uri) return;
     auto it = subscriptions_.find(*uri);
     if (it == subscriptions_.end()) return;

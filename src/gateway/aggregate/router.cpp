@@ -4,7 +4,6 @@
 #include "gateway/gateway.hpp"
 #include "mcp/answer.hpp"
 #include "mcp/pagination.hpp"
-#include "rpc/members.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -32,7 +31,7 @@ std::string_view string_param(const rpc::Message& m, std::string_view key) {
 std::string listed_string(std::string_view object_text, std::string_view key) {
   auto span = cj::member_span(object_text, key);
   std::string scratch;
-  auto value = span ? rpc::string_value(*span, scratch) : std::nullopt;
+  auto value = span ? core::json::string_value(*span, scratch) : std::nullopt;
   return value ? std::string(*value) : std::string();
 }
 
