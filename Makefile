@@ -11,8 +11,13 @@ all: build
 deps:
 	@bash scripts/bootstrap.sh
 
+# The npm packages the integration tests run too (tests/search_eval: four real MCP servers),
+# installed from the committed lock file before ctest starts (run.sh does the same for e2e).
 deps-test:
 	@bash scripts/bootstrap.sh --with-node
+	@cd tests/e2e && if [ ! -f node_modules/.package-lock.json ] || \
+	  [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+	  npm ci --no-audit --no-fund; fi
 
 configure: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)

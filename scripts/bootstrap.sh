@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev libsqlite3-dev
   libyaml-cpp-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev)
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libstemmer-dev wordnet-dev wordnet-base)
 # --with-node: what the tests need beyond the build. Debian's json-schema-test-suite carries the
 # JSON-Schema-Test-Suite's draft7 cases for tests/unit/schema/schema_suite_test.cpp.
 if [[ "${1:-}" == "--with-node" ]]; then

@@ -1,10 +1,14 @@
 #include "gateway/catalog/catalog_index.hpp"
 
+#include "gateway/catalog/synonyms.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -13,61 +17,22 @@
 
 namespace sluice::gateway {
 namespace {
+namespace bj = boost::json;
 
 constexpr double kK1 = 1.2;
 constexpr double kB = 0.75;
 constexpr double kPrefixWeight = 0.5;
-constexpr std::size_t kWindowDocs = 1024;  // docs scored together by one pass of rank()
+constexpr std::size_t kWindowDocs = 1024;   // docs scored together by one pass of rank()
+constexpr std::size_t kMinSynonymWord = 3;  // shorter words get no synonyms
 
-// Fields in the order of Posting::tf: name, title, description, server.
+// Fields in the order of Posting::tf: name, title, description, parameters, server.
 constexpr std::size_t kNameField = 0;
-constexpr std::array<double, 4> kFieldWeights = {3.0, 2.0, 1.0, 0.5};
-
-enum class CharClass { kSeparator, kLower, kUpper, kDigit, kNonAscii };
-
-CharClass classify(char c) {
-  const auto byte = static_cast<unsigned char>(c);
-  if (byte >= 0x80) return CharClass::kNonAscii;
-  if (byte >= 'a' && byte <= 'z') return CharClass::kLower;
-  if (byte >= 'A' && byte <= 'Z') return CharClass::kUpper;
-  if (byte >= '0' && byte <= '9') return CharClass::kDigit;
-  return CharClass::kSeparator;
-}
-
-char to_lower_ascii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lower_ascii(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), to_lower_ascii);
-  return lower;
-}
+constexpr std::size_t kDescriptionField = 2;
+constexpr std::size_t kServerField = 4;
+constexpr std::array<double, 5> kFieldWeights = {3.0, 2.0, 1.0, 1.5, 0.5};
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-// Calls emit(std::string_view) for each token of `text`, in order. A token ends at a
-// separator, before an upper-case letter that follows a lower-case letter or a digit
-// (`readFile`, `v2Config`), and before the last capital of an acronym that starts a word
-// (`HTTPServer` -> http, server).
-template <typename Emit>
-void for_each_token(std::string_view text, Emit&& emit) {
-  std::string token;
-  CharClass previous = CharClass::kSeparator;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const CharClass current = classify(text[i]);
-    const bool word_starts_here = current == CharClass::kUpper &&
-                                  (previous == CharClass::kLower || previous == CharClass::kDigit ||
-                                   (previous == CharClass::kUpper && i + 1 < text.size() &&
-                                    classify(text[i + 1]) == CharClass::kLower));
-    if ((current == CharClass::kSeparator || word_starts_here) && !token.empty()) {
-      emit(std::string_view(token));
-      token.clear();
-    }
-    if (current != CharClass::kSeparator) token.push_back(to_lower_ascii(text[i]));
-    previous = current;
-  }
-  if (!token.empty()) emit(std::string_view(token));
 }
 
 // Calls visit(std::string_view) for each whitespace-separated word of `text`.
@@ -82,19 +47,50 @@ void for_each_word(std::string_view text, Visit&& visit) {
   }
 }
 
+bool all_letters(std::string_view word) {
+  return std::all_of(word.begin(), word.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+
+std::string string_member(const bj::object& object, std::string_view key) {
+  const bj::value* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string(value->get_string()) : "";
+}
+
 }  // namespace
 
-std::vector<std::string> search_tokens(std::string_view text) {
-  std::vector<std::string> tokens;
-  for_each_token(text, [&](std::string_view token) { tokens.emplace_back(token); });
-  return tokens;
+IndexedTool indexed_tool(std::string_view server, std::string_view raw) {
+  IndexedTool tool;
+  tool.server = std::string(server);
+  boost::system::error_code error;
+  const bj::value parsed = bj::parse(raw, error);
+  if (error || !parsed.is_object()) return tool;
+  const bj::object& object = parsed.get_object();
+  tool.tool_name = string_member(object, "name");
+  tool.title = string_member(object, "title");
+  tool.description = string_member(object, "description");
+  const bj::value* annotations = object.if_contains("annotations");
+  if (annotations != nullptr && annotations->is_object()) {
+    if (tool.title.empty()) tool.title = string_member(annotations->get_object(), "title");
+    const bj::value* hint = annotations->get_object().if_contains("readOnlyHint");
+    tool.read_only = hint != nullptr && hint->is_bool() && hint->get_bool();
+  }
+  const bj::value* schema = object.if_contains("inputSchema");
+  if (schema != nullptr && schema->is_object()) {
+    const bj::value* properties = schema->get_object().if_contains("properties");
+    if (properties != nullptr && properties->is_object()) {
+      for (const auto& property : properties->get_object()) {
+        tool.parameters.emplace_back(property.key());
+      }
+    }
+  }
+  return tool;
 }
 
 // One posting list being walked by CatalogIndex::rank(): its next posting, the weight times
 // the IDF of its term, and the query slot (distinct query term) the term scores for.
 struct CatalogIndex::Cursor {
-  const Posting* next;
-  const Posting* end;
+  std::uint32_t next;  // positions in posting_docs_ and posting_weights_
+  std::uint32_t end;
   double factor;
   std::size_t slot;
 };
@@ -105,25 +101,39 @@ struct CatalogIndex::Candidate {
   std::uint32_t doc;
 };
 
-// The terms met while rebuilding, in first-seen order, each with its postings so far.
+// One distinct term of a query: a token's stem (which synonyms expand) or a word taken whole.
+struct CatalogIndex::QueryTerm {
+  std::string text;
+  bool token;
+};
+
+// The terms met while rebuilding, in first-seen order, each with its postings so far, and
+// the words (tokens as written) that produced them, for the synonym lookup.
 class CatalogIndex::TermTable {
  public:
-  // Adds the postings of `tool` as doc `doc` and returns its field lengths in tokens.
+  // Adds the postings of `tool` as doc `doc` and returns its field lengths in tokens, stop
+  // words not counted.
   std::array<std::uint32_t, kFieldCount> add_tool(const IndexedTool& tool, std::uint32_t doc) {
-    const std::array<std::string_view, kFieldCount> fields = {tool.tool_name, tool.title,
-                                                              tool.description, tool.server};
     std::array<std::uint32_t, kFieldCount> lengths{};
     occurrences_.clear();
-    for (std::size_t field = 0; field < kFieldCount; ++field) {
-      for_each_token(fields[field], [&](std::string_view token) {
-        occurrences_.emplace_back(intern(token, true), field);
-        ++lengths[field];
+    std::size_t name_tokens = 0;
+    const auto add_field = [&](std::string_view text, std::size_t field) {
+      for_each_token(text, [&](std::string_view token) {
+        const Word& word = word_of(token, field != kDescriptionField && field != kServerField);
+        occurrences_.emplace_back(word.term, field);
+        if (!word.stop) ++lengths[field];
+        if (field == kNameField) ++name_tokens;
       });
-    }
+    };
+    add_field(tool.tool_name, kNameField);
+    add_field(tool.title, 1);
+    add_field(tool.description, kDescriptionField);
+    for (const std::string& parameter : tool.parameters) add_field(parameter, 3);
+    add_field(tool.server, kServerField);
     // The whole name and the whole id are extra name terms; they do not lengthen the field.
-    // A one-token name already is its own whole-name term.
+    // A one-token name whose stem is the name already is its own whole-name term.
     const std::string whole_name = lower_ascii(tool.tool_name);
-    if (lengths[kNameField] != 1 || entries_[occurrences_.front().first].text != whole_name) {
+    if (name_tokens != 1 || entries_[occurrences_.front().first].text != whole_name) {
       occurrences_.emplace_back(intern(whole_name, false), kNameField);
     }
     occurrences_.emplace_back(intern(lower_ascii(tool.server) + "::" + whole_name, false),
@@ -134,35 +144,69 @@ class CatalogIndex::TermTable {
       const std::uint32_t term = occurrences_[i].first;
       Posting posting{doc, {}};
       for (; i < occurrences_.size() && occurrences_[i].first == term; ++i) {
-        std::uint16_t& tf = posting.tf[occurrences_[i].second];
-        if (tf < std::numeric_limits<std::uint16_t>::max()) ++tf;
+        std::uint8_t& tf = posting.tf[occurrences_[i].second];
+        if (tf < std::numeric_limits<std::uint8_t>::max()) ++tf;
       }
       entries_[term].postings.push_back(posting);
     }
     return lengths;
   }
 
-  // Moves every term into `index`, sorted by text, with its IDF over `doc_count` docs.
-  void move_into(CatalogIndex& index, std::uint32_t doc_count) {
+  // Looks up the synonyms of every word met (Thesaurus), as (synonym stem, term) pairs.
+  // WordNet is read for at most `wordnet_lookups` words not cached yet; the words left out
+  // are appended to `unlooked`.
+  void find_synonyms(std::size_t wordnet_lookups, std::vector<std::string>& unlooked) {
+    WordNetBudget budget{wordnet_lookups, &unlooked};
+    Thesaurus& thesaurus = Thesaurus::shared();
+    std::vector<std::string> stems;
+    for (const Word& word : words_) {
+      if (word.stop || word.text.size() < kMinSynonymWord || !all_letters(word.text)) continue;
+      stems.clear();
+      thesaurus.synonym_stems(word.text, entries_[word.term].text, word.key_field, budget, stems);
+      for (std::string& stem : stems) synonym_pairs_.emplace_back(std::move(stem), word.term);
+    }
+  }
+
+  // Moves every term into `index`, sorted by text, with its IDF over the docs (one per entry
+  // of `norms`) and its postings weighed with the docs' `norms`, and
+  // the synonym pairs as index.synonyms_. Every text lands in index.texts_, reserved once, so
+  // the index keeps a few large blocks rather than one small one per term.
+  void move_into(CatalogIndex& index, const std::vector<FieldNorms>& norms) {
+    const auto doc_count = static_cast<std::uint32_t>(norms.size());
     std::vector<std::uint32_t> order(entries_.size());
     std::iota(order.begin(), order.end(), 0U);
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       return entries_[a].text < entries_[b].text;
     });
+    std::vector<std::uint32_t> position(entries_.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+    std::size_t text_bytes = sort_synonyms(position);
     std::size_t posting_count = 0;
-    for (const Entry& entry : entries_) posting_count += entry.postings.size();
-    assert(posting_count < std::numeric_limits<std::uint32_t>::max());
-    index.terms_.reserve(entries_.size());
-    index.postings_.reserve(posting_count);
-    for (const std::uint32_t id : order) {
-      Entry& entry = entries_[id];
-      const auto matching = static_cast<double>(entry.postings.size());
-      const auto first = static_cast<std::uint32_t>(index.postings_.size());
-      index.postings_.insert(index.postings_.end(), entry.postings.begin(), entry.postings.end());
-      index.terms_.push_back(
-          {std::move(entry.text), first, static_cast<std::uint32_t>(index.postings_.size()),
-           std::log(1.0 + (doc_count - matching + 0.5) / (matching + 0.5)), entry.is_token});
+    for (const Entry& entry : entries_) {
+      posting_count += entry.postings.size();
+      text_bytes += entry.text.size();
     }
+    assert(posting_count < std::numeric_limits<std::uint32_t>::max());
+    assert(text_bytes < std::numeric_limits<std::uint32_t>::max());
+    index.texts_.reserve(text_bytes);
+    index.terms_.reserve(entries_.size());
+    index.posting_docs_.reserve(posting_count);
+    index.posting_weights_.reserve(posting_count);
+    for (const std::uint32_t id : order) {
+      const Entry& entry = entries_[id];
+      const auto matching = static_cast<double>(entry.postings.size());
+      const auto first = static_cast<std::uint32_t>(index.posting_docs_.size());
+      for (const Posting& posting : entry.postings) {
+        index.posting_docs_.push_back(posting.doc);
+        index.posting_weights_.push_back(
+            static_cast<float>(saturated_frequency(posting.tf, norms[posting.doc])));
+      }
+      index.terms_.push_back({index.add_text(entry.text), first,
+                              static_cast<std::uint32_t>(index.posting_docs_.size()),
+                              std::log(1.0 + (doc_count - matching + 0.5) / (matching + 0.5)),
+                              entry.is_token});
+    }
+    move_synonyms_into(index);
   }
 
  private:
@@ -171,6 +215,25 @@ class CatalogIndex::TermTable {
     bool is_token;
     std::vector<Posting> postings;
   };
+  struct Word {
+    std::string text;  // as tokenised, before stemming
+    std::uint32_t term;
+    bool stop;
+    bool key_field;  // met in a name, title or parameter name: looked up in WordNet
+  };
+
+  const Word& word_of(std::string_view token, bool key_field) {
+    auto it = word_ids_.find(token);
+    if (it == word_ids_.end()) {
+      const std::uint32_t term = intern(stemmer_.stem(token), true);
+      words_.push_back({std::string(token), term, is_stop_word(token), key_field});
+      it = word_ids_.emplace(words_.back().text, static_cast<std::uint32_t>(words_.size() - 1))
+               .first;
+    }
+    Word& word = words_[it->second];
+    word.key_field = word.key_field || key_field;
+    return word;
+  }
 
   std::uint32_t intern(std::string_view text, bool is_token) {
     auto it = ids_.find(text);
@@ -184,51 +247,87 @@ class CatalogIndex::TermTable {
     return it->second;
   }
 
-  // A deque, so that the views ids_ keeps of the texts stay valid while entries are added.
+  // Maps the synonym pairs' terms to their `position` in the index, sorts them and drops
+  // repeats; returns the bytes of their distinct stems.
+  std::size_t sort_synonyms(const std::vector<std::uint32_t>& position) {
+    for (auto& [stem, term] : synonym_pairs_) term = position[term];
+    std::sort(synonym_pairs_.begin(), synonym_pairs_.end());
+    synonym_pairs_.erase(std::unique(synonym_pairs_.begin(), synonym_pairs_.end()),
+                         synonym_pairs_.end());
+    std::size_t bytes = 0;
+    distinct_stems_ = 0;
+    for (std::size_t i = 0; i < synonym_pairs_.size(); ++i) {
+      if (i > 0 && synonym_pairs_[i].first == synonym_pairs_[i - 1].first) continue;
+      bytes += synonym_pairs_[i].first.size();
+      ++distinct_stems_;
+    }
+    return bytes;
+  }
+
+  void move_synonyms_into(CatalogIndex& index) {
+    index.synonym_targets_.reserve(synonym_pairs_.size());
+    index.synonyms_.reserve(distinct_stems_);
+    for (std::size_t i = 0; i < synonym_pairs_.size();) {
+      const std::size_t first = i;
+      const auto first_target = static_cast<std::uint32_t>(index.synonym_targets_.size());
+      for (; i < synonym_pairs_.size() && synonym_pairs_[i].first == synonym_pairs_[first].first;
+           ++i) {
+        index.synonym_targets_.push_back(synonym_pairs_[i].second);
+      }
+      index.synonyms_.push_back({index.add_text(synonym_pairs_[first].first), first_target,
+                                 static_cast<std::uint32_t>(index.synonym_targets_.size())});
+    }
+  }
+
+  // Deques, so that the views the maps keep of the texts stay valid while entries are added.
   std::deque<Entry> entries_;
   std::unordered_map<std::string_view, std::uint32_t> ids_;
-  std::vector<std::pair<std::uint32_t, std::size_t>> occurrences_;  // (term, field), one tool
+  std::deque<Word> words_;
+  std::unordered_map<std::string_view, std::uint32_t> word_ids_;
+  std::vector<std::pair<std::uint32_t, std::size_t>> occurrences_;    // (term, field), one tool
+  std::vector<std::pair<std::string, std::uint32_t>> synonym_pairs_;  // (stem, term)
+  std::size_t distinct_stems_ = 0;  // among synonym_pairs_, once sorted
+  Stemmer stemmer_;
 };
 
-void CatalogIndex::rebuild(std::vector<IndexedTool> tools) {
+void CatalogIndex::rebuild(std::vector<IndexedTool> tools, std::size_t wordnet_lookups) {
   assert(tools.size() < std::numeric_limits<std::uint32_t>::max());
   CatalogIndex next;
-  next.tools_ = std::move(tools);
-  const auto doc_count = static_cast<std::uint32_t>(next.tools_.size());
+  const auto doc_count = static_cast<std::uint32_t>(tools.size());
   TermTable terms;
   std::vector<std::array<std::uint32_t, kFieldCount>> lengths;
   lengths.reserve(doc_count);
   for (std::uint32_t doc = 0; doc < doc_count; ++doc) {
-    lengths.push_back(terms.add_tool(next.tools_[doc], doc));
+    lengths.push_back(terms.add_tool(tools[doc], doc));
   }
-  next.set_field_norms(lengths);
-  terms.move_into(next, doc_count);
-  next.order_by_id_and_server();
+  terms.find_synonyms(wordnet_lookups, next.unlooked_words_);
+  terms.move_into(next, field_norms(lengths));
+  next.order_by_id_and_server(tools);
   *this = std::move(next);
 }
 
-void CatalogIndex::set_field_norms(
+std::vector<CatalogIndex::FieldNorms> CatalogIndex::field_norms(
     const std::vector<std::array<std::uint32_t, kFieldCount>>& lengths) {
-  field_norms_.resize(lengths.size());
+  std::vector<FieldNorms> norms(lengths.size());
   for (std::size_t field = 0; field < kFieldCount; ++field) {
     double total = 0.0;
     for (const auto& doc_lengths : lengths) total += doc_lengths[field];
     const double average = lengths.empty() ? 0.0 : total / static_cast<double>(lengths.size());
     for (std::size_t doc = 0; doc < lengths.size(); ++doc) {
       const double relative = average > 0.0 ? lengths[doc][field] / average : 0.0;
-      field_norms_[doc][field] =
-          static_cast<float>(kFieldWeights[field] / (1.0 - kB + kB * relative));
+      norms[doc][field] = static_cast<float>(kFieldWeights[field] / (1.0 - kB + kB * relative));
     }
   }
+  return norms;
 }
 
-void CatalogIndex::order_by_id_and_server() {
-  const auto doc_count = static_cast<std::uint32_t>(tools_.size());
-  std::vector<std::string> ids;
-  ids.reserve(doc_count);
-  for (const IndexedTool& tool : tools_) ids.push_back(tool.server + "::" + tool.tool_name);
+void CatalogIndex::order_by_id_and_server(const std::vector<IndexedTool>& tools) {
+  const auto doc_count = static_cast<std::uint32_t>(tools.size());
   docs_by_id_.resize(doc_count);
   std::iota(docs_by_id_.begin(), docs_by_id_.end(), 0U);
+  std::vector<std::string> ids;
+  ids.reserve(doc_count);
+  for (const IndexedTool& tool : tools) ids.push_back(tool.server + "::" + tool.tool_name);
   std::stable_sort(docs_by_id_.begin(), docs_by_id_.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return ids[a] < ids[b]; });
   id_rank_.resize(doc_count);
@@ -236,13 +335,18 @@ void CatalogIndex::order_by_id_and_server() {
     id_rank_[docs_by_id_[position]] = position;
   }
 
-  for (const IndexedTool& tool : tools_) servers_.push_back(tool.server);
-  std::sort(servers_.begin(), servers_.end());
-  servers_.erase(std::unique(servers_.begin(), servers_.end()), servers_.end());
+  std::vector<std::string_view> names;
+  names.reserve(doc_count);
+  for (const IndexedTool& tool : tools) names.push_back(tool.server);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  servers_.assign(names.begin(), names.end());
   doc_server_.reserve(doc_count);
-  for (const IndexedTool& tool : tools_) {
+  read_only_.reserve(doc_count);
+  for (const IndexedTool& tool : tools) {
     const auto it = std::lower_bound(servers_.begin(), servers_.end(), tool.server);
     doc_server_.push_back(static_cast<std::uint32_t>(it - servers_.begin()));
+    read_only_.push_back(tool.read_only);
   }
 }
 
@@ -254,65 +358,79 @@ SearchResult CatalogIndex::search(const SearchQuery& query) const {
     server = static_cast<std::uint32_t>(it - servers_.begin());
   }
   if (std::all_of(query.text.begin(), query.text.end(), is_space)) {
-    return list_by_id(query.limit, server);
+    return list_by_id(query, server);
   }
-  return rank(plan(query.text), query.limit, server);
+  return rank(plan(query.text), query, server);
 }
 
-const IndexedTool& CatalogIndex::tool(std::size_t doc) const {
-  assert(doc < tools_.size());
-  return tools_[doc];
+bool CatalogIndex::passes(std::uint32_t doc, const SearchQuery& query,
+                          std::optional<std::uint32_t> server) const {
+  return (!server || doc_server_[doc] == *server) && (!query.read_only || read_only_[doc]) &&
+         (!query.keep || query.keep(doc));
 }
 
-SearchResult CatalogIndex::list_by_id(std::size_t limit,
+SearchResult CatalogIndex::list_by_id(const SearchQuery& query,
                                       std::optional<std::uint32_t> server) const {
   SearchResult result{{}, 0};
   for (const std::uint32_t doc : docs_by_id_) {
-    if (server && doc_server_[doc] != *server) continue;
+    if (!passes(doc, query, server)) continue;
     ++result.total_matches;
-    if (result.hits.size() < limit) result.hits.push_back({doc, 0.0});
+    if (result.hits.size() < query.limit) result.hits.push_back({doc, 0.0});
   }
   return result;
 }
 
 std::vector<CatalogIndex::Cursor> CatalogIndex::plan(std::string_view text) const {
-  // One slot per distinct query term (each token, and each word taken whole). A tool's score
-  // sums over slots the best weighted score among the slot's terms: its exact term, and for
-  // the last token's slot also the longer tokens it prefixes. Cursors come grouped by slot.
-  std::vector<std::string> slot_terms;
-  const auto slot_of = [&](std::string_view term) -> std::optional<std::size_t> {
-    const auto it = std::find(slot_terms.begin(), slot_terms.end(), term);
-    if (it != slot_terms.end()) return static_cast<std::size_t>(it - slot_terms.begin());
+  // One slot per distinct query term (each token's stem, and each word taken whole). A
+  // tool's score sums over slots the best weighted score among the slot's terms: its exact
+  // term, its synonyms, and for the last token's slot also the longer tokens it prefixes.
+  // Stop words count only in a query made of nothing else. Cursors come grouped by slot.
+  bool only_stop_words = true;
+  for_each_token(text, [&](std::string_view token) {
+    only_stop_words = only_stop_words && is_stop_word(token);
+  });
+  const auto skipped = [&](std::string_view token) {
+    return !only_stop_words && is_stop_word(token);
+  };
+  std::vector<QueryTerm> slot_terms;
+  const auto slot_of = [&](std::string_view term, bool token) -> std::optional<std::size_t> {
+    for (std::size_t slot = 0; slot < slot_terms.size(); ++slot) {
+      if (slot_terms[slot].text != term) continue;
+      slot_terms[slot].token = slot_terms[slot].token || token;
+      return slot;
+    }
     if (slot_terms.size() == kMaxQueryTerms) return std::nullopt;
-    slot_terms.emplace_back(term);
+    slot_terms.push_back({std::string(term), token});
     return slot_terms.size() - 1;
   };
   std::optional<std::size_t> last_slot;
+  std::string last_token;
   for_each_word(text, [&](std::string_view word) {
     std::size_t word_tokens = 0;
+    std::string word_stem;
     for_each_token(word, [&](std::string_view token) {
       ++word_tokens;
-      if (const auto slot = slot_of(token)) last_slot = slot;
+      if (skipped(token)) return;
+      word_stem = stem(token);
+      if (const auto slot = slot_of(word_stem, true)) {
+        last_slot = slot;
+        last_token = token;
+      }
     });
-    std::string whole = lower_ascii(word);
-    if (word_tokens != 1 || !last_slot || slot_terms[*last_slot] != whole) slot_of(whole);
+    const std::string whole = lower_ascii(word);
+    if ((word_tokens != 1 || word_stem != whole) && !skipped(whole)) slot_of(whole, false);
   });
 
   std::vector<Cursor> cursors;
-  const auto add_cursor = [&](const Term& term, std::size_t slot, double weight) {
-    cursors.push_back({postings_.data() + term.first_posting, postings_.data() + term.end_posting,
-                       weight * term.idf, slot});
-  };
   for (std::size_t slot = 0; slot < slot_terms.size(); ++slot) {
-    const auto term = first_term_from(slot_terms[slot]);
-    if (term != terms_.end() && term->text == slot_terms[slot]) add_cursor(*term, slot, 1.0);
+    add_cursors(slot_terms[slot], slot, cursors);
   }
-  if (last_slot && slot_terms[*last_slot].size() >= kMinPrefixLength) {
-    const std::string_view prefix = slot_terms[*last_slot];
-    for (auto term = first_term_from(prefix);
-         term != terms_.end() && term->text.starts_with(prefix); ++term) {
-      if (term->is_token && term->text.size() > prefix.size()) {
-        add_cursor(*term, *last_slot, kPrefixWeight);
+  if (last_slot && last_token.size() >= kMinPrefixLength) {
+    for (auto term = first_term_from(last_token);
+         term != terms_.end() && text_of(term->text).starts_with(last_token); ++term) {
+      if (term->is_token && term->text.size > last_token.size()) {
+        cursors.push_back(
+            {term->first_posting, term->end_posting, kPrefixWeight * term->idf, *last_slot});
       }
     }
   }
@@ -321,7 +439,27 @@ std::vector<CatalogIndex::Cursor> CatalogIndex::plan(std::string_view text) cons
   return cursors;
 }
 
-SearchResult CatalogIndex::rank(std::vector<Cursor> cursors, std::size_t limit,
+void CatalogIndex::add_cursors(const QueryTerm& query_term, std::size_t slot,
+                               std::vector<Cursor>& cursors) const {
+  const auto add_cursor = [&](const Term& term, double factor) {
+    cursors.push_back({term.first_posting, term.end_posting, factor, slot});
+  };
+  const auto exact = first_term_from(query_term.text);
+  const bool found = exact != terms_.end() && text_of(exact->text) == query_term.text;
+  if (found) add_cursor(*exact, exact->idf);
+  if (!query_term.token) return;
+  const auto synonym = std::lower_bound(
+      synonyms_.begin(), synonyms_.end(), query_term.text,
+      [&](const Synonym& entry, std::string_view stem) { return text_of(entry.stem) < stem; });
+  if (synonym == synonyms_.end() || text_of(synonym->stem) != query_term.text) return;
+  for (std::uint32_t i = synonym->first_target; i < synonym->end_target; ++i) {
+    const Term& target = terms_[synonym_targets_[i]];
+    if (found && &target == &*exact) continue;
+    add_cursor(target, kSynonymWeight * (found ? std::min(target.idf, exact->idf) : target.idf));
+  }
+}
+
+SearchResult CatalogIndex::rank(std::vector<Cursor> cursors, const SearchQuery& query,
                                 std::optional<std::uint32_t> server) const {
   // Score window by window: each window covers kWindowDocs consecutive docs starting at the
   // smallest doc any list still has, so memory stays fixed and gaps are skipped. Every
@@ -331,6 +469,7 @@ SearchResult CatalogIndex::rank(std::vector<Cursor> cursors, std::size_t limit,
   const auto better = [](const Candidate& a, const Candidate& b) {
     return a.score > b.score || (a.score == b.score && a.id_rank < b.id_rank);
   };
+  const std::size_t limit = query.limit;
   std::array<double, kWindowDocs> window_scores{};
   std::array<double, kWindowDocs> slot_scores{};
   std::vector<Candidate> kept;
@@ -338,10 +477,12 @@ SearchResult CatalogIndex::rank(std::vector<Cursor> cursors, std::size_t limit,
   while (true) {
     std::uint32_t window_begin = std::numeric_limits<std::uint32_t>::max();
     for (const Cursor& cursor : cursors) {
-      if (cursor.next != cursor.end) window_begin = std::min(window_begin, cursor.next->doc);
+      if (cursor.next != cursor.end) {
+        window_begin = std::min(window_begin, posting_docs_[cursor.next]);
+      }
     }
     if (window_begin == std::numeric_limits<std::uint32_t>::max()) break;
-    const std::size_t window_size = std::min(kWindowDocs, tools_.size() - window_begin);
+    const std::size_t window_size = std::min(kWindowDocs, size() - window_begin);
     score_window(cursors, window_begin, std::span(window_scores).first(window_size),
                  std::span(slot_scores).first(window_size));
 
@@ -350,7 +491,7 @@ SearchResult CatalogIndex::rank(std::vector<Cursor> cursors, std::size_t limit,
       const auto doc = static_cast<std::uint32_t>(window_begin + offset);
       const Candidate candidate{window_scores[offset], id_rank_[doc], doc};
       window_scores[offset] = 0.0;
-      if (server && doc_server_[doc] != *server) continue;
+      if (!passes(doc, query, server)) continue;
       ++total;
       if (kept.size() < limit) {
         kept.push_back(candidate);
@@ -383,9 +524,10 @@ void CatalogIndex::score_window(std::vector<Cursor>& cursors, std::uint32_t wind
     const std::span<double> target = single ? window_scores : slot_scores;
     for (std::size_t i = first; i < last; ++i) {
       Cursor& cursor = cursors[i];
-      for (; cursor.next != cursor.end && cursor.next->doc < window_end; ++cursor.next) {
-        double& slot_score = target[cursor.next->doc - window_begin];
-        const double score = cursor.factor * saturated_frequency(*cursor.next);
+      for (; cursor.next != cursor.end && posting_docs_[cursor.next] < window_end; ++cursor.next) {
+        const std::uint32_t doc = posting_docs_[cursor.next];
+        double& slot_score = target[doc - window_begin];
+        const double score = cursor.factor * posting_weights_[cursor.next];
         slot_score = single ? slot_score + score : std::max(slot_score, score);
       }
     }
@@ -399,17 +541,24 @@ void CatalogIndex::score_window(std::vector<Cursor>& cursors, std::uint32_t wind
   }
 }
 
-std::vector<CatalogIndex::Term>::const_iterator CatalogIndex::first_term_from(
-    std::string_view text) const {
-  return std::lower_bound(terms_.begin(), terms_.end(), text,
-                          [](const Term& term, std::string_view s) { return term.text < s; });
+CatalogIndex::TextSpan CatalogIndex::add_text(std::string_view added) {
+  const TextSpan span{static_cast<std::uint32_t>(texts_.size()),
+                      static_cast<std::uint32_t>(added.size())};
+  texts_ += added;
+  return span;
 }
 
-double CatalogIndex::saturated_frequency(const Posting& posting) const {
-  const std::array<float, kFieldCount>& norms = field_norms_[posting.doc];
+std::vector<CatalogIndex::Term>::const_iterator CatalogIndex::first_term_from(
+    std::string_view text) const {
+  return std::lower_bound(
+      terms_.begin(), terms_.end(), text,
+      [&](const Term& term, std::string_view s) { return text_of(term.text) < s; });
+}
+
+double CatalogIndex::saturated_frequency(const FieldFrequencies& tf, const FieldNorms& norms) {
   double frequency = 0.0;
   for (std::size_t field = 0; field < kFieldCount; ++field) {
-    frequency += posting.tf[field] * static_cast<double>(norms[field]);
+    frequency += tf[field] * static_cast<double>(norms[field]);
   }
   return frequency * (kK1 + 1.0) / (kK1 + frequency);
 }

@@ -1,4 +1,5 @@
 #include "gateway/catalog/catalog_index.hpp"
+#include "catalog_test_index.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,26 +19,25 @@ using ::testing::UnorderedElementsAre;
 
 IndexedTool make_tool(std::string server, std::string name, std::string description = "",
                       std::string title = "") {
-  return {std::move(server), std::move(name), std::move(title), std::move(description)};
+  IndexedTool tool;
+  tool.server = std::move(server);
+  tool.tool_name = std::move(name);
+  tool.title = std::move(title);
+  tool.description = std::move(description);
+  return tool;
 }
 
-CatalogIndex make_index(std::vector<IndexedTool> tools) {
-  CatalogIndex index;
-  index.rebuild(std::move(tools));
-  return index;
-}
-
-std::vector<std::string> hit_ids(const CatalogIndex& index, const SearchResult& result) {
-  std::vector<std::string> ids;
-  for (const SearchHit& hit : result.hits) {
-    const IndexedTool& tool = index.tool(hit.doc);
-    ids.push_back(tool.server + "::" + tool.tool_name);
-  }
-  return ids;
+SearchQuery make_query(std::string text, std::size_t limit = 20,
+                       std::optional<std::string> server = std::nullopt) {
+  SearchQuery query;
+  query.text = std::move(text);
+  query.limit = limit;
+  query.server = std::move(server);
+  return query;
 }
 
 SearchResult search(const CatalogIndex& index, std::string text, std::size_t limit = 20) {
-  return index.search({std::move(text), limit, std::nullopt});
+  return index.search(make_query(std::move(text), limit));
 }
 
 TEST(CatalogTokensTest, SnakeCamelKebabAndDottedNamesSplitIntoLowerCaseWords) {
@@ -60,7 +60,7 @@ TEST(CatalogTokensTest, NonAsciiBytesStayInsideTokensUnchanged) {
 }
 
 TEST(CatalogIndexTest, NameMatchesOutrankDescriptionOnlyMatches) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("files", "archive_folder", "Packs a folder into a zip"),
       make_tool("files", "zip_folder", "Compresses every file of a folder into one archive"),
       make_tool("files", "list_folder", "Lists the entries of a folder"),
@@ -73,7 +73,7 @@ TEST(CatalogIndexTest, NameMatchesOutrankDescriptionOnlyMatches) {
 }
 
 TEST(CatalogIndexTest, TitleMatchesOutrankDescriptionOnlyMatches) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("docs", "fetch_page", "Fetches a wiki page", "Get page"),
       make_tool("docs", "get_space", "Reads one space", "Wiki space"),
   });
@@ -90,7 +90,7 @@ TEST(CatalogIndexTest, RarerTermsWeighMoreThanCommonOnes) {
   for (int i = 0; i < 8; ++i) {
     tools.push_back(make_tool("s", "filler" + std::to_string(i), "common filler text"));
   }
-  const CatalogIndex index = make_index(std::move(tools));
+  const TestIndex index = make_index(std::move(tools));
 
   const SearchResult result = search(index, "common rare");
 
@@ -100,7 +100,7 @@ TEST(CatalogIndexTest, RarerTermsWeighMoreThanCommonOnes) {
 }
 
 TEST(CatalogIndexTest, EmptyQueryListsEveryToolSortedById) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("web", "fetch"),
       make_tool("fs", "write_file"),
       make_tool("fs", "read_file"),
@@ -117,26 +117,26 @@ TEST(CatalogIndexTest, EmptyQueryListsEveryToolSortedById) {
 }
 
 TEST(CatalogIndexTest, ServerFilterKeepsOnlyToolsOfThatExactServer) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("fs", "read_file"),
       make_tool("fs2", "read_file"),
       make_tool("fs", "write_file"),
       make_tool("git", "show_file"),
   });
 
-  const SearchResult ranked = index.search({"file", 20, "fs"});
+  const SearchResult ranked = index.search(make_query("file", 20, "fs"));
   EXPECT_EQ(ranked.total_matches, 2U);
   EXPECT_THAT(hit_ids(index, ranked), Each(StartsWith("fs::")));
 
-  const SearchResult listed = index.search({"", 20, "fs"});
+  const SearchResult listed = index.search(make_query("", 20, "fs"));
   EXPECT_EQ(listed.total_matches, 2U);
   EXPECT_THAT(hit_ids(index, listed), ElementsAre("fs::read_file", "fs::write_file"));
 }
 
 TEST(CatalogIndexTest, UnknownServerFilterMatchesNothing) {
-  const CatalogIndex index = make_index({make_tool("fs", "read_file")});
+  const TestIndex index = make_index({make_tool("fs", "read_file")});
 
-  const SearchResult result = index.search({"read", 20, "FS"});
+  const SearchResult result = index.search(make_query("read", 20, "FS"));
 
   EXPECT_THAT(result.hits, IsEmpty());
   EXPECT_EQ(result.total_matches, 0U);
@@ -148,7 +148,7 @@ TEST(CatalogIndexTest, LimitCutsTheRankedHitsWhileTotalCountsEveryMatch) {
     tools.push_back(make_tool("s", "echo_" + std::to_string(i), std::string(i, 'x') + " echo"));
   }
   tools.push_back(make_tool("s", "unrelated"));
-  const CatalogIndex index = make_index(std::move(tools));
+  const TestIndex index = make_index(std::move(tools));
 
   const SearchResult all = search(index, "echo", 100);
   const SearchResult top = search(index, "echo", 5);
@@ -168,7 +168,7 @@ TEST(CatalogIndexTest, LimitCutsTheRankedHitsWhileTotalCountsEveryMatch) {
 }
 
 TEST(CatalogIndexTest, EqualScoresAreOrderedByToolId) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("b", "echo", "Echoes its input"),
       make_tool("c", "echo", "Echoes its input"),
       make_tool("a", "echo", "Echoes its input"),
@@ -184,7 +184,7 @@ TEST(CatalogIndexTest, EqualScoresAreOrderedByToolId) {
 }
 
 TEST(CatalogIndexTest, QueriesInAnyNamingStyleFindTheSameTool) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("fs", "write_file", "Writes a file"),
       make_tool("fs", "read_file", "Reads a file"),
       make_tool("fs", "list_directory", "Lists a directory"),
@@ -196,7 +196,7 @@ TEST(CatalogIndexTest, QueriesInAnyNamingStyleFindTheSameTool) {
 }
 
 TEST(CatalogIndexTest, WholeNameQueryRanksTheToolWithThatExactNameFirst) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("fs", "file_read"),
       make_tool("fs", "read_file"),
       make_tool("fs", "read_file_lines"),
@@ -208,7 +208,7 @@ TEST(CatalogIndexTest, WholeNameQueryRanksTheToolWithThatExactNameFirst) {
 }
 
 TEST(CatalogIndexTest, LastQueryTokenAlsoMatchesAsAPrefix) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("util", "echo", "Returns its input"),
       make_tool("util", "time", "Returns the current time"),
   });
@@ -219,7 +219,7 @@ TEST(CatalogIndexTest, LastQueryTokenAlsoMatchesAsAPrefix) {
 }
 
 TEST(CatalogIndexTest, PrefixMatchesRankBelowExactMatches) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("util", "echolocate"),
       make_tool("util", "echo"),
   });
@@ -231,21 +231,21 @@ TEST(CatalogIndexTest, PrefixMatchesRankBelowExactMatches) {
 }
 
 TEST(CatalogIndexTest, PrefixMatchScoresHalfOfItsBestExpansionOnly) {
-  const CatalogIndex index = make_index({
-      make_tool("util", "echoes_echoing"),
-      make_tool("util", "echoes"),
+  const TestIndex index = make_index({
+      make_tool("util", "echo_echolocation"),
+      make_tool("util", "echo"),
   });
 
   const double prefix = search(index, "ech").hits[0].score;
-  const double echoes = search(index, "echoes").hits[0].score;
-  const double echoing = search(index, "echoing").hits[0].score;
+  const double echo = search(index, "echo").hits[0].score;
+  const double echolocation = search(index, "echolocation").hits[0].score;
 
-  EXPECT_EQ(hit_ids(index, search(index, "ech"))[0], "util::echoes_echoing");
-  EXPECT_DOUBLE_EQ(prefix, 0.5 * std::max(echoes, echoing));
+  EXPECT_EQ(hit_ids(index, search(index, "ech"))[0], "util::echo_echolocation");
+  EXPECT_DOUBLE_EQ(prefix, 0.5 * std::max(echo, echolocation));
 }
 
 TEST(CatalogIndexTest, EarlierTokensAndOneLetterTokensDoNotMatchAsPrefixes) {
-  const CatalogIndex index = make_index({make_tool("util", "echo")});
+  const TestIndex index = make_index({make_tool("util", "echo")});
 
   EXPECT_EQ(search(index, "ech util").total_matches, 1U);  // only through the server name
   EXPECT_EQ(search(index, "ech time").total_matches, 0U);
@@ -253,7 +253,7 @@ TEST(CatalogIndexTest, EarlierTokensAndOneLetterTokensDoNotMatchAsPrefixes) {
 }
 
 TEST(CatalogIndexTest, ServerNameCountsAsAWeakField) {
-  const CatalogIndex index = make_index({
+  const TestIndex index = make_index({
       make_tool("github", "create_issue", "Opens an issue"),
       make_tool("local", "mirror_github", "Mirrors a repository"),
   });
@@ -263,7 +263,7 @@ TEST(CatalogIndexTest, ServerNameCountsAsAWeakField) {
 }
 
 TEST(CatalogIndexTest, QueryWithNoMatchingTermGivesZeroHits) {
-  const CatalogIndex index = make_index({make_tool("fs", "read_file", "Reads a file")});
+  const TestIndex index = make_index({make_tool("fs", "read_file", "Reads a file")});
 
   for (const char* query : {"kubernetes", "!!!", "write_directory"}) {
     const SearchResult result = search(index, query);
@@ -273,13 +273,13 @@ TEST(CatalogIndexTest, QueryWithNoMatchingTermGivesZeroHits) {
 }
 
 TEST(CatalogIndexTest, RepeatedQueryTermsCountOnce) {
-  const CatalogIndex index = make_index({make_tool("util", "echo"), make_tool("util", "time")});
+  const TestIndex index = make_index({make_tool("util", "echo"), make_tool("util", "time")});
 
   EXPECT_EQ(search(index, "echo echo Echo").hits[0].score, search(index, "echo").hits[0].score);
 }
 
 TEST(CatalogIndexTest, OnlyTheFirstDistinctQueryTermsUpToTheCapCount) {
-  const CatalogIndex index = make_index({make_tool("util", "echo"), make_tool("util", "time")});
+  const TestIndex index = make_index({make_tool("util", "echo"), make_tool("util", "time")});
   std::string filler;
   for (std::size_t i = 0; i < CatalogIndex::kMaxQueryTerms; ++i) {
     filler += " word" + std::to_string(i);
@@ -303,7 +303,7 @@ TEST(CatalogIndexTest, LargeCatalogsCountAndOrderEveryMatchAcrossTheWholeCatalog
     matches_on_s1 += matching && i % 3 == 1 ? 1 : 0;
     tools.push_back(make_tool("s" + std::to_string(i % 3), "t" + std::to_string(i), description));
   }
-  const CatalogIndex index = make_index(std::move(tools));
+  const TestIndex index = make_index(std::move(tools));
 
   EXPECT_EQ(search(index, "echo").total_matches, matches);
   const SearchResult all = search(index, "ech", 10000);
@@ -316,20 +316,20 @@ TEST(CatalogIndexTest, LargeCatalogsCountAndOrderEveryMatchAcrossTheWholeCatalog
       ASSERT_LT(ids[i - 1], ids[i]);
     }
   }
-  const SearchResult one_server = index.search({"ech", 10000, "s1"});
+  const SearchResult one_server = index.search(make_query("ech", 10000, "s1"));
   EXPECT_EQ(one_server.total_matches, matches_on_s1);
   EXPECT_THAT(hit_ids(index, one_server), Each(StartsWith("s1::")));
 }
 
 TEST(CatalogIndexTest, RebuildReplacesThePreviousCatalog) {
-  CatalogIndex index = make_index({make_tool("fs", "read_file"), make_tool("fs", "write_file")});
+  TestIndex index = make_index({make_tool("fs", "read_file"), make_tool("fs", "write_file")});
 
   index.rebuild({make_tool("web", "fetch_url")});
 
   EXPECT_EQ(index.size(), 1U);
   EXPECT_EQ(search(index, "file").total_matches, 0U);
   EXPECT_THAT(hit_ids(index, search(index, "fetch")), ElementsAre("web::fetch_url"));
-  EXPECT_EQ(index.search({"", 20, "fs"}).total_matches, 0U);
+  EXPECT_EQ(index.search(make_query("", 20, "fs")).total_matches, 0U);
 }
 
 TEST(CatalogIndexTest, EmptyCatalogAnswersEveryQueryWithNothing) {
