@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <unordered_map>
 #include <unordered_set>
@@ -85,6 +86,10 @@ void merge_policy(FilePolicy& merged, const FilePolicy& later) {
   first_wins(merged.call_timeout, later.call_timeout);
   first_wins(merged.max_call, later.max_call);
   first_wins(merged.allow_unvalidated_tools, later.allow_unvalidated_tools);
+  first_wins(merged.idle_timeout, later.idle_timeout);
+  first_wins(merged.index_concurrency, later.index_concurrency);
+  first_wins(merged.index_wait, later.index_wait);
+  first_wins(merged.index_idle, later.index_idle);
 }
 
 // The merged settings, with GatewayPolicy's defaults for the keys no file set.
@@ -105,6 +110,10 @@ GatewayPolicy resolve_policy(const FilePolicy& merged) {
   out.max_call = merged.max_call.value_or(out.max_call);
   out.allow_unvalidated_tools =
       merged.allow_unvalidated_tools.value_or(out.allow_unvalidated_tools);
+  out.idle_timeout = merged.idle_timeout.value_or(out.idle_timeout);
+  out.index_concurrency = merged.index_concurrency.value_or(out.index_concurrency);
+  out.index_wait = merged.index_wait.value_or(out.index_wait);
+  out.index_idle = merged.index_idle.value_or(out.index_idle);
   return out;
 }
 
@@ -246,6 +255,10 @@ GatewayConfig discover(const DiscoveryOptions& options) {
     candidates.push_back({normalized(file, base), Origin::explicit_file});
   }
 
+  for (const Candidate& candidate : candidates) out.files_looked_for.push_back(candidate.path);
+  // No project yet: a `.mcp.json` created in the cwd would make it one.
+  if (!out.project_dir && options.search) out.files_looked_for.push_back(base / kFileName);
+
   std::vector<fs::path> seen;
   Merger merger(out, options);
   for (const Candidate& candidate : candidates) {
@@ -266,6 +279,7 @@ GatewayConfig discover(const DiscoveryOptions& options) {
     core::Result<ConfigFile> file =
         parse_file(candidate.path, candidate.origin, options.getenv, options.max_file_bytes);
     if (!file) {
+      out.files_rejected.push_back({candidate.path.string(), file.error().message});
       out.warnings.push_back(fmt::format("config file {} is left out: {}",
                                          core::display_safe(candidate.path.string()),
                                          file.error().message));
@@ -274,6 +288,10 @@ GatewayConfig discover(const DiscoveryOptions& options) {
     merger.add(candidate, std::move(*file));
   }
   out.policy = merger.policy();
+  // The default idle timeout skips autoStart servers: each knows whether it is one.
+  const std::unordered_set<std::string_view> auto_start(out.auto_start.begin(),
+                                                        out.auto_start.end());
+  for (ServerConfig& server : out.servers) server.auto_start = auto_start.contains(server.name);
   return out;
 }
 

@@ -10,7 +10,8 @@
 // A file reached twice (same file after resolving symlinks) is read once, at its first place.
 // A missing file is skipped silently, except a --config file (a warning). A file that cannot
 // be read or is malformed yields exactly one warning naming the file and the problem, and
-// none of its servers or autoStart names are used; every other file is served. The first
+// none of its servers or autoStart names are used (it is listed in files_rejected with that
+// problem); every other file is served. files_looked_for lists every path looked at. The first
 // definition of a server name wins; later ones are ignored without a warning (each server
 // records its source_file). autoStart lists are merged in order without duplicates.
 // Operator settings (the top-level "sluice" object and each entry's "sluice" object) come

@@ -66,4 +66,15 @@ core::Result<std::uint64_t> read_integer(const bj::value& v, const Where& at, Ra
   return n;
 }
 
+core::Result<std::uint64_t> read_integer_or_zero(const bj::value& v, const Where& at, Range range) {
+  const std::int64_t* i = v.if_int64();
+  const bool negative = i != nullptr && *i < 0;
+  if (!negative) {
+    core::Result<std::uint64_t> n = read_integer(v, at, Range{0, range.max});
+    if (!n || *n == 0 || *n >= range.min) return n;
+  }
+  return problem(at,
+                 fmt::format("must be 0 or at least {} ({})", range.min, core::describe_value(v)));
+}
+
 }  // namespace sluice::config::detail

@@ -2,10 +2,11 @@
 // The downstream servers sluice serves, as read from `.mcp.json` files.
 //
 // Contract: these are plain immutable values. discover() (discovery.hpp) builds one
-// GatewayConfig once, at start; the gateway shares it read-only as
-// std::shared_ptr<const GatewayConfig> and never edits it. Every string in `warnings` is
-// display-safe (escaped for a terminal) and value-free: it names files, JSON paths, server
-// names and variable names, never a value read from a file or the environment.
+// GatewayConfig at start and again at each live reload (gateway/reload.hpp); the gateway
+// shares each read-only as std::shared_ptr<const GatewayConfig> and never edits it. Every
+// string in `warnings` is display-safe (escaped for a terminal) and value-free: it names
+// files, JSON paths, server names and variable names, never a value read from a file or the
+// environment.
 // docs/configuration.md describes the format and the rules.
 #include <chrono>
 #include <cstddef>
@@ -86,6 +87,17 @@ struct GatewayPolicy {
   // A tool whose input schema sluice cannot compile is refused unless this is set (then it is
   // called without validation).
   bool allow_unvalidated_tools = false;
+  // A server idle this long (no call pending, no subscription, no activity) is stopped
+  // (ds_idle_stop) when its entry sets no `idleTimeoutMs`; 0: never. Not applied to
+  // autoStart servers, which idle-stop only when their own entry says so.
+  std::chrono::milliseconds idle_timeout{600000};
+  // Servers started at once to be indexed (listed for the catalog).
+  std::size_t index_concurrency = 8;
+  // How long a search waits for the servers it started indexing.
+  std::chrono::milliseconds index_wait{5000};
+  // A server started only to be indexed, with no call since, is stopped after this much
+  // idleness instead of its idle timeout (0: as soon as it is idle).
+  std::chrono::milliseconds index_idle{30000};
 };
 
 struct ServerConfig {
@@ -95,6 +107,11 @@ struct ServerConfig {
   ServerPolicy policy;
   // The entry's `timeoutMs`: this server's call timeout (see GatewayPolicy::call_timeout).
   std::optional<std::chrono::milliseconds> timeout;
+  // The entry's `idleTimeoutMs` (0: never idle-stopped), instead of GatewayPolicy::idle_timeout.
+  std::optional<std::chrono::milliseconds> idle_timeout;
+  // Named in the merged autoStart list (set by discover()): the default idle timeout does not
+  // apply to it.
+  bool auto_start = false;
   // `"disabled": true` in its entry (as Claude Code, Cursor and VS Code users write it): the
   // server is listed (health and `sluice servers` show it as `disabled`) and never started.
   bool disabled = false;
@@ -117,6 +134,17 @@ struct GatewayConfig {
   std::vector<std::string> auto_start;
   // Absolute paths of every file found, in discovery order: accepted or left out (warned).
   std::vector<std::string> files_read;
+  // The files of files_read that were left out because they could not be read, parsed or
+  // validated, each with the parser's value-free problem (no file content).
+  struct RejectedFile {
+    std::string path;
+    std::string problem;
+  };
+  std::vector<RejectedFile> files_rejected;
+  // Every path discovery looked for a file at, found or not (the project file, the user
+  // files, each --config file; with no project, `<cwd>/.mcp.json`, which would make the cwd
+  // one): what a live reload watches, since a file that appears later counts.
+  std::vector<std::filesystem::path> files_looked_for;
   // Absolute; from --project or the walk-up; nullopt when there is no project.
   std::optional<std::filesystem::path> project_dir;
   // Display-safe, value-free, one line each, in the order found.

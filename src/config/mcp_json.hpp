@@ -33,7 +33,9 @@ inline constexpr std::size_t kMaxConfigFileBytes = 1024 * 1024;
 // not set the key. discover() merges these across files (the first file that sets a key
 // wins) and fills the rest from GatewayPolicy's defaults. Ranges, enforced by the parser:
 // budgets 1..1024, client_cap 1..4096, queue_size 0..100000, queue_timeout 0..3600000 ms,
-// abandon_bound 1000..86400000 ms, drain_bound 0..600000 ms.
+// abandon_bound 1000..86400000 ms, drain_bound 0..600000 ms, idle_timeout 0 or
+// 1000..86400000 ms, index_concurrency 1..64, index_wait 0..600000 ms, index_idle
+// 0..86400000 ms.
 struct FilePolicy {
   std::optional<std::size_t> read_budget;                  // "readBudget"
   std::optional<std::size_t> mutating_budget;              // "mutatingBudget"
@@ -49,6 +51,10 @@ struct FilePolicy {
   std::optional<std::chrono::milliseconds> call_timeout;   // "callTimeoutMs"
   std::optional<std::chrono::milliseconds> max_call;       // "maxCallMs"
   std::optional<bool> allow_unvalidated_tools;             // "allowUnvalidatedTools"
+  std::optional<std::chrono::milliseconds> idle_timeout;   // "idleTimeoutMs"
+  std::optional<std::size_t> index_concurrency;            // "indexConcurrency"
+  std::optional<std::chrono::milliseconds> index_wait;     // "indexWaitMs"
+  std::optional<std::chrono::milliseconds> index_idle;     // "indexIdleMs"
 };
 
 // The servers, auto-start names and gateway settings of one accepted file. Each server's

@@ -29,6 +29,19 @@ class SettingsReader {
     }
   }
 
+  // 0 (off) or a duration within `range`.
+  void millis_or_off(std::string_view key, Range range,
+                     std::optional<std::chrono::milliseconds>& out) {
+    const bj::value* v = find(key);
+    if (v == nullptr) return;
+    core::Result<std::uint64_t> n = read_integer_or_zero(*v, at_.key(key), range);
+    if (!n) {
+      error_ = n.error();
+      return;
+    }
+    out = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(*n));
+  }
+
   void flag(std::string_view key, std::optional<bool>& out) {
     const bj::value* v = find(key);
     if (v == nullptr) return;
@@ -85,6 +98,10 @@ core::Result<FilePolicy> parse_gateway_policy(const bj::value& v) {
   reader.millis("callTimeoutMs", kCallTimeoutMsRange, out.call_timeout);
   reader.millis("maxCallMs", kCallTimeoutMsRange, out.max_call);
   reader.flag("allowUnvalidatedTools", out.allow_unvalidated_tools);
+  reader.millis_or_off("idleTimeoutMs", kIdleTimeoutMsRange, out.idle_timeout);
+  reader.count("indexConcurrency", kIndexConcurrencyRange, out.index_concurrency);
+  reader.millis("indexWaitMs", kIndexWaitMsRange, out.index_wait);
+  reader.millis("indexIdleMs", kIndexIdleMsRange, out.index_idle);
   if (reader.error()) return *reader.error();
   return out;
 }

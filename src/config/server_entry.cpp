@@ -88,8 +88,9 @@ bool starts_with_http_scheme(std::string_view url) {
 // only skip a confirmation sluice never asks for). Anything else is reported, once per file.
 bool is_known_entry_key(std::string_view key) {
   static const std::unordered_set<std::string_view> kKnown{
-      "type",   "command",   "args",     "env",         "cwd",         "url",        "headers",
-      "sluice", "timeoutMs", "disabled", "description", "autoApprove", "alwaysAllow"};
+      "type",     "command",     "args",        "env",        "cwd",
+      "url",      "headers",     "sluice",      "timeoutMs",  "idleTimeoutMs",
+      "disabled", "description", "autoApprove", "alwaysAllow"};
   return kKnown.contains(key);
 }
 
@@ -195,6 +196,13 @@ core::Result<ServerConfig> ServerEntryParser::parse(std::string_view name, const
         read_integer(*timeout, at.key("timeoutMs"), kCallTimeoutMsRange);
     if (!n) return n.error();
     server.timeout = std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(*n));
+  }
+  if (const bj::value* idle = entry->if_contains("idleTimeoutMs")) {
+    core::Result<std::uint64_t> n =
+        read_integer_or_zero(*idle, at.key("idleTimeoutMs"), kIdleTimeoutMsRange);
+    if (!n) return n.error();
+    server.idle_timeout =
+        std::chrono::milliseconds(static_cast<std::chrono::milliseconds::rep>(*n));
   }
   if (const bj::value* disabled = entry->if_contains("disabled")) {
     const bool* b = disabled->if_bool();

@@ -29,6 +29,11 @@ inline constexpr Range kAbandonMsRange{1000, 86400000};
 inline constexpr Range kDrainMsRange{0, 600000};
 inline constexpr Range kStartConcurrencyRange{1, 256};
 inline constexpr Range kCallTimeoutMsRange{1000, 86400000};
+// A server entry's `idleTimeoutMs` and the default one: 0 (never) is checked apart.
+inline constexpr Range kIdleTimeoutMsRange{1000, 86400000};
+inline constexpr Range kIndexConcurrencyRange{1, 64};
+inline constexpr Range kIndexWaitMsRange{0, 600000};
+inline constexpr Range kIndexIdleMsRange{0, 86400000};
 
 // Where a problem is: the JSON path and, inside mcpServers, the entry's 1-based position
 // (the entry's name is a value of the file, so the path says `entry` instead).
@@ -67,5 +72,8 @@ core::Result<std::string_view> read_text(const boost::json::value& v, const Wher
 // An integer within `range`. A number with a fraction or an exponent (4.0, 1e3) is not an
 // integer.
 core::Result<std::uint64_t> read_integer(const boost::json::value& v, const Where& at, Range range);
+// 0 (a setting switched off), or an integer within `range`.
+core::Result<std::uint64_t> read_integer_or_zero(const boost::json::value& v, const Where& at,
+                                                 Range range);
 
 }  // namespace sluice::config::detail

@@ -18,6 +18,8 @@ std::string_view to_string(Phase phase) {
       return "failed";
     case Phase::offline:
       return "offline";
+    case Phase::idle_stopped:
+      return "idle_stopped";
     case Phase::unsupported_transport:
       return "unsupported_transport";
     case Phase::disabled:
@@ -36,7 +38,9 @@ bool transition_allowed(Phase from, Phase to) {
       return to == Phase::online || to == Phase::failed || to == Phase::offline;
     case Phase::online:
       // failed: a relisting that failed while the session stayed up.
-      return to == Phase::restarting || to == Phase::failed || to == Phase::offline;
+      // idle_stopped: ds_idle_stop.
+      return to == Phase::restarting || to == Phase::failed || to == Phase::offline ||
+             to == Phase::idle_stopped;
     case Phase::restarting:
       return to == Phase::starting || to == Phase::failed || to == Phase::offline;
     case Phase::failed:
@@ -45,6 +49,10 @@ bool transition_allowed(Phase from, Phase to) {
       // failed: a start refused before any spawn (unset variables), or a start that was
       // under way when the shutdown came.
       return to == Phase::starting || to == Phase::failed;
+    case Phase::idle_stopped:
+      // starting: the next call; failed: a start refused before any spawn; offline: an
+      // operator's stop or the shutdown.
+      return to == Phase::starting || to == Phase::failed || to == Phase::offline;
     case Phase::unsupported_transport:
     case Phase::disabled:
       return false;

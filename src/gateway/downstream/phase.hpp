@@ -5,12 +5,14 @@
 //     │         │           │            │
 //     │         ▼           ▼            ▼
 //     └──────▶ failed ◀─────┴────────────┘      (failed ──▶ starting | restarting)
-//   any of the five above ──▶ offline ──▶ starting | failed
+//   online ──▶ idle_stopped ──▶ starting | offline | failed
+//   any of the six above ──▶ offline ──▶ starting | failed
 //   unsupported_transport, disabled: set once, at construction, and final.
 //
 // `failed` keeps its reason beside it (the downstream's last error); `restarting` is the
 // automatic restart after the child ended by itself (a backoff, then `starting` again);
-// `offline` follows an operator's stop or the shutdown. PhaseMachine::transition is the only
+// `idle_stopped` follows an idle stop (ds_idle_stop: its lists stay known and the next call
+// starts it again); `offline` follows an operator's stop or the shutdown. PhaseMachine::transition is the only
 // writer of a phase: a move the table does not allow is refused (the phase stays and an error
 // is logged), so a new path cannot invent a transition silently.
 // Threading: not synchronised; the owning downstream's loop thread only.
@@ -26,6 +28,7 @@ enum class Phase {
   restarting,
   failed,
   offline,
+  idle_stopped,
   unsupported_transport,
   disabled
 };

@@ -8,7 +8,7 @@ namespace {
 
 using enum RestartClass;
 
-constexpr std::array<RestartPath, 13> kRestartPaths{{
+constexpr std::array<RestartPath, 15> kRestartPaths{{
     {"gw_self_reexec", forbidden,
      "sluice never execs or replaces itself: no `exec*` outside `main()` and the spawner's "
      "child branch; a source scan and an `nm -u` symbol check over object files enforce it, "
@@ -42,6 +42,21 @@ constexpr std::array<RestartPath, 13> kRestartPaths{{
      "the child's executable changed since spawn: health reports it with "
      "`restart_server(\"<name>\")` as the next step"},
     {"ds_refresh", sanctioned_narrow_recovery, "re-list a server's tools in process"},
+    {"ds_idle_stop", sanctioned_narrow_recovery,
+     "a server with no call pending, no subscription and no activity for its idle "
+     "timeout (`idleTimeoutMs`, or `indexIdleMs` while it was started only to be "
+     "indexed) is stopped through P4 to `idle_stopped`; its lists stay known and the "
+     "next call starts it again; never a server in a restart backoff, held or failed; "
+     "audit record `idle_stop`"},
+    {"ds_config_reload", sanctioned_narrow_recovery,
+     "a changed configuration applied in process (a watched file changed, or "
+     "`gateway.refresh`): a file accepted before and rejected now keeps the last good "
+     "configuration, and health says which file and why, value-free; added servers join "
+     "the fleet lazily; removed ones take no new calls and stop through P4 once their "
+     "pending calls end; changed ones restart once they have no call pending, never "
+     "forced, and health shows the next step until then; changed operator settings are "
+     "reported, not applied; each application is a configuration generation with an audit "
+     "record `config_reload`"},
     {"kill_by_name", forbidden,
      "sluice never signals a process by name, only processes it spawned or adopted; the one "
      "signal wrapper refuses pid ≤ 1, its own pid and its own group"},

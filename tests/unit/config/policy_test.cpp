@@ -185,7 +185,15 @@ INSTANTIATE_TEST_SUITE_P(
                   [](const FilePolicy& p) { return as_u64(p.queue_timeout); }},
         BoundCase{"abandonMs", 1000, 86400000,
                   [](const FilePolicy& p) { return as_u64(p.abandon_bound); }},
-        BoundCase{"drainMs", 0, 600000, [](const FilePolicy& p) { return as_u64(p.drain_bound); }}),
+        BoundCase{"drainMs", 0, 600000, [](const FilePolicy& p) { return as_u64(p.drain_bound); }},
+        BoundCase{"idleTimeoutMs", 1000, 86400000,
+                  [](const FilePolicy& p) { return as_u64(p.idle_timeout); }},
+        BoundCase{"indexConcurrency", 1, 64,
+                  [](const FilePolicy& p) { return as_u64(p.index_concurrency); }},
+        BoundCase{"indexWaitMs", 0, 600000,
+                  [](const FilePolicy& p) { return as_u64(p.index_wait); }},
+        BoundCase{"indexIdleMs", 0, 86400000,
+                  [](const FilePolicy& p) { return as_u64(p.index_idle); }}),
     [](const ::testing::TestParamInfo<BoundCase>& info) { return info.param.key; });
 
 TEST(PolicyParse, ParsesBothFlagsAsFalse) {
@@ -488,6 +496,30 @@ const auto kBadCases = ::testing::Values(
             "$.sluice.drainMs: must be at most 600000 (an integer)", "600001"},
     BadCase{"drain_string", R"({"sluice": {"drainMs": "@"}})",
             "$.sluice.drainMs: expected an integer, found a string of 6 characters", ""},
+    // idleTimeoutMs: 0 (never) or 1000..86400000.
+    BadCase{"idle_timeout_between", R"({"sluice": {"idleTimeoutMs": 999}})",
+            "$.sluice.idleTimeoutMs: must be 0 or at least 1000 (an integer)", "999"},
+    BadCase{"idle_timeout_negative", R"({"sluice": {"idleTimeoutMs": -90817263}})",
+            "$.sluice.idleTimeoutMs: must be 0 or at least 1000 (an integer)", "90817263"},
+    BadCase{"idle_timeout_above", R"({"sluice": {"idleTimeoutMs": 86400001}})",
+            "$.sluice.idleTimeoutMs: must be at most 86400000 (an integer)", "86400001"},
+    BadCase{"idle_timeout_string", R"({"sluice": {"idleTimeoutMs": "@"}})",
+            "$.sluice.idleTimeoutMs: expected an integer, found a string of 6 characters", ""},
+    BadCase{"idle_timeout_fraction", R"({"sluice": {"idleTimeoutMs": 90817.5}})",
+            "$.sluice.idleTimeoutMs: expected an integer, found a number", "90817"},
+    // indexConcurrency: 1..64; indexWaitMs: 0..600000; indexIdleMs: 0..86400000.
+    BadCase{"index_concurrency_zero", R"({"sluice": {"indexConcurrency": 0, "@": 1}})",
+            "$.sluice.indexConcurrency: must be at least 1 (an integer)", ""},
+    BadCase{"index_concurrency_above", R"({"sluice": {"indexConcurrency": 65, "@": 1}})",
+            "$.sluice.indexConcurrency: must be at most 64 (an integer)", ""},
+    BadCase{"index_wait_above", R"({"sluice": {"indexWaitMs": 600001}})",
+            "$.sluice.indexWaitMs: must be at most 600000 (an integer)", "600001"},
+    BadCase{"index_wait_null", R"({"sluice": {"indexWaitMs": null, "@": 1}})",
+            "$.sluice.indexWaitMs: expected an integer, found null", ""},
+    BadCase{"index_idle_above", R"({"sluice": {"indexIdleMs": 86400001}})",
+            "$.sluice.indexIdleMs: must be at most 86400000 (an integer)", "86400001"},
+    BadCase{"index_idle_negative", R"({"sluice": {"indexIdleMs": -90817263}})",
+            "$.sluice.indexIdleMs: must be at least 0 (an integer)", "90817263"},
     // The flags.
     BadCase{"forbid_force_string", R"({"sluice": {"forbidForce": "@"}})",
             "$.sluice.forbidForce: expected a boolean, found a string of 6 characters", ""},
@@ -544,6 +576,22 @@ const auto kBadCases = ::testing::Values(
             "$.mcpServers.entry.sluice.tools.entry (server entry 1): must be at most 1024 (an "
             "integer)",
             "90817263"},
+    BadCase{"server_idle_timeout_between",
+            R"({"mcpServers": {"srv@": {"command": "c", "idleTimeoutMs": 999}}})",
+            "$.mcpServers.entry.idleTimeoutMs (server entry 1): must be 0 or at least 1000 (an "
+            "integer)",
+            ""},
+    BadCase{"server_idle_timeout_above",
+            R"({"mcpServers": {"ok": {"command": "c"},
+                "srv@": {"command": "c", "idleTimeoutMs": 90817263}}})",
+            "$.mcpServers.entry.idleTimeoutMs (server entry 2): must be at most 86400000 (an "
+            "integer)",
+            "90817263"},
+    BadCase{"server_idle_timeout_boolean",
+            R"({"mcpServers": {"srv@": {"command": "c", "idleTimeoutMs": true}}})",
+            "$.mcpServers.entry.idleTimeoutMs (server entry 1): expected an integer, found a "
+            "boolean",
+            ""},
     BadCase{"tool_budget_fraction",
             R"({"mcpServers": {"a": {"command": "c", "sluice": {"tools": {"@": 1.5}}}}})",
             "$.mcpServers.entry.sluice.tools.entry (server entry 1): expected an integer, found "

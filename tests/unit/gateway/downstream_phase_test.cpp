@@ -11,28 +11,26 @@
 namespace sluice::gateway {
 namespace {
 
-constexpr Phase kAll[] = {Phase::lazy,
-                          Phase::starting,
-                          Phase::online,
-                          Phase::restarting,
-                          Phase::failed,
-                          Phase::offline,
-                          Phase::unsupported_transport,
-                          Phase::disabled};
+constexpr Phase kAll[] = {
+    Phase::lazy,    Phase::starting, Phase::online,       Phase::restarting,
+    Phase::failed,  Phase::offline,  Phase::idle_stopped, Phase::unsupported_transport,
+    Phase::disabled};
 
 // Every move between two different phases that a downstream makes, and nothing else.
 const std::set<std::pair<Phase, Phase>>& legal_moves() {
   static const std::set<std::pair<Phase, Phase>> moves = {
-      {Phase::lazy, Phase::starting},     {Phase::lazy, Phase::failed},
-      {Phase::lazy, Phase::offline},      {Phase::lazy, Phase::unsupported_transport},
-      {Phase::lazy, Phase::disabled},     {Phase::starting, Phase::online},
-      {Phase::starting, Phase::failed},   {Phase::starting, Phase::offline},
-      {Phase::online, Phase::restarting}, {Phase::online, Phase::failed},
-      {Phase::online, Phase::offline},    {Phase::restarting, Phase::starting},
-      {Phase::restarting, Phase::failed}, {Phase::restarting, Phase::offline},
-      {Phase::failed, Phase::starting},   {Phase::failed, Phase::restarting},
-      {Phase::failed, Phase::offline},    {Phase::offline, Phase::starting},
-      {Phase::offline, Phase::failed},
+      {Phase::lazy, Phase::starting},         {Phase::lazy, Phase::failed},
+      {Phase::lazy, Phase::offline},          {Phase::lazy, Phase::unsupported_transport},
+      {Phase::lazy, Phase::disabled},         {Phase::starting, Phase::online},
+      {Phase::starting, Phase::failed},       {Phase::starting, Phase::offline},
+      {Phase::online, Phase::restarting},     {Phase::online, Phase::failed},
+      {Phase::online, Phase::offline},        {Phase::restarting, Phase::starting},
+      {Phase::restarting, Phase::failed},     {Phase::restarting, Phase::offline},
+      {Phase::failed, Phase::starting},       {Phase::failed, Phase::restarting},
+      {Phase::failed, Phase::offline},        {Phase::offline, Phase::starting},
+      {Phase::offline, Phase::failed},        {Phase::online, Phase::idle_stopped},
+      {Phase::idle_stopped, Phase::starting}, {Phase::idle_stopped, Phase::offline},
+      {Phase::idle_stopped, Phase::failed},
   };
   return moves;
 }
@@ -58,6 +56,9 @@ PhaseMachine machine_in(Phase target) {
       break;
     case Phase::offline:
       path = {Phase::offline};
+      break;
+    case Phase::idle_stopped:
+      path = {Phase::starting, Phase::online, Phase::idle_stopped};
       break;
     case Phase::unsupported_transport:
       path = {Phase::unsupported_transport};
@@ -111,6 +112,17 @@ TEST(DownstreamPhase, AServerThatWasNeverOnlineCannotBecomeOnlineWithoutStarting
   EXPECT_EQ(m.phase(), Phase::failed);
 }
 
+TEST(DownstreamPhase, OnlyAnOnlineServerIsIdleStoppedAndItStartsAgainWithoutBeingHeld) {
+  for (Phase from : kAll) {
+    EXPECT_EQ(transition_allowed(from, Phase::idle_stopped),
+              from == Phase::online || from == Phase::idle_stopped)
+        << to_string(from);
+  }
+  PhaseMachine m = machine_in(Phase::idle_stopped);
+  EXPECT_FALSE(m.transition(Phase::online)) << "it must start again, not jump back online";
+  EXPECT_TRUE(m.transition(Phase::starting));
+}
+
 TEST(DownstreamPhase, UnsupportedAndDisabledAreFinal) {
   for (Phase fixed : {Phase::unsupported_transport, Phase::disabled}) {
     for (Phase to : kAll) {
@@ -130,6 +142,7 @@ TEST(DownstreamPhase, NamesAreTheOnesHealthHasAlwaysShown) {
   EXPECT_EQ(to_string(Phase::restarting), "restarting");
   EXPECT_EQ(to_string(Phase::failed), "failed");
   EXPECT_EQ(to_string(Phase::offline), "offline");
+  EXPECT_EQ(to_string(Phase::idle_stopped), "idle_stopped");
   EXPECT_EQ(to_string(Phase::unsupported_transport), "unsupported_transport");
   EXPECT_EQ(to_string(Phase::disabled), "disabled");
 }

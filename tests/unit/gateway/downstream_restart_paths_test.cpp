@@ -213,9 +213,7 @@ TEST(RestartPaths, DocListsTheCompiledIdsClassesAndRulesInOrder) {
   }
 }
 
-// Every restart rule that sluice implements, in the order of the rules; ds_config_reload joins them with
-// a configuration reload (EverySanctionedRecoveryIsNamedByTheCodeThatTakesIt keeps it out until
-// then).
+// Every restart rule that sluice implements, in the order of the rules.
 TEST(RestartPaths, TableHasEveryRowOfTheInvariantsInTheirOrder) {
   const std::vector<std::string_view> expected = {"gw_self_reexec",
                                                   "gw_exit_from_request_path",
@@ -227,6 +225,8 @@ TEST(RestartPaths, TableHasEveryRowOfTheInvariantsInTheirOrder) {
                                                   "ds_external_kill",
                                                   "ds_stale_code",
                                                   "ds_refresh",
+                                                  "ds_idle_stop",
+                                                  "ds_config_reload",
                                                   "kill_by_name",
                                                   "ds_kill_to_cancel",
                                                   "singleton_takeover"};
