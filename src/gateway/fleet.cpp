@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <typeinfo>
 
 namespace sluice::gateway {
@@ -45,14 +46,57 @@ std::pair<std::string_view, std::string_view> split_tool_id(std::string_view id)
 
 Fleet::Fleet(asio::io_context& io, const config::GatewayConfig& config, const core::Limits& limits,
              const EventsFor& events_for)
-    : io_(io) {
+    : io_(io), limits_(limits), policy_(config.policy), events_for_(events_for) {
   servers_.reserve(config.servers.size());
   by_name_.reserve(config.servers.size());
   for (const auto& server : config.servers) {
-    servers_.push_back(
-        std::make_unique<Downstream>(io_, server, limits, config.policy, events_for(server)));
+    servers_.push_back(make(server));
     by_name_.emplace(servers_.back()->name(), servers_.back().get());
   }
+}
+
+std::unique_ptr<Downstream> Fleet::make(config::ServerConfig config) const {
+  // A retired server of the same name may still be draining: the new one's generations (and
+  // so its owner token, P3) continue after the highest of theirs.
+  std::uint64_t last = 0;
+  for (const auto& r : retired_) {
+    if (r->name() == config.name) last = std::max(last, r->generation());
+  }
+  DownstreamEvents events = events_for_(config);
+  auto d = std::make_unique<Downstream>(io_, std::move(config), limits_, policy_, std::move(events));
+  d->continue_generations_after(last);
+  return d;
+}
+
+Downstream& Fleet::add(config::ServerConfig config) {
+  removed_.erase(config.name);
+  servers_.push_back(make(std::move(config)));
+  Downstream& d = *servers_.back();
+  by_name_.emplace(d.name(), &d);
+  return d;
+}
+
+Downstream* Fleet::withdraw(std::string_view name) {
+  auto it = std::find_if(servers_.begin(), servers_.end(),
+                         [&](const auto& d) { return d->name() == name; });
+  if (it == servers_.end()) return nullptr;
+  Downstream* d = it->get();
+  by_name_.erase(d->name());
+  removed_.emplace(d->name());
+  retired_.push_back(std::move(*it));
+  servers_.erase(it);
+  return d;
+}
+
+Downstream* Fleet::replace(config::ServerConfig config) {
+  auto it = std::find_if(servers_.begin(), servers_.end(),
+                         [&](const auto& d) { return d->name() == config.name; });
+  if (it == servers_.end()) return nullptr;
+  by_name_.erase((*it)->name());
+  retired_.push_back(std::move(*it));
+  *it = make(std::move(config));
+  by_name_.emplace((*it)->name(), it->get());
+  return it->get();
 }
 
 Downstream* Fleet::find(std::string_view name) const {
@@ -74,14 +118,15 @@ std::string Fleet::unknown_server(std::string_view name) const {
 
 std::vector<pid_t> Fleet::child_pids() const {
   std::vector<pid_t> pids;
-  for (const auto& d : servers_) {
-    if (d->pid() > 0) pids.push_back(d->pid());
+  for (const auto* list : {&servers_, &retired_}) {
+    for (const auto& d : *list) {
+      if (d->pid() > 0) pids.push_back(d->pid());
+    }
   }
   return pids;
 }
 
-asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id,
-                                                  bool need_online) const {
+asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need need) const {
   ResolvedTool r;
   auto [server, tool_name] = split_tool_id(tool_id);
   if (server.empty()) {
@@ -91,6 +136,13 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id,
     co_return r;
   }
   Downstream* d = find(server);
+  if (!d && removed_.contains(server)) {
+    r.refusal = fmt::format(
+        "server {} was removed from the configuration: it takes no new calls (it stops once "
+        "its pending calls end); see gateway.health",
+        core::show_name(server));
+    co_return r;
+  }
   if (!d) {
     r.refusal = fmt::format(
         "no configured server is named {}{}; tool ids look like "
@@ -98,8 +150,10 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id,
         core::show_name(server), core::did_you_mean(server, names()));
     co_return r;
   }
-  bool online = co_await d->ensure_started();
-  if (!online && (need_online || !d->tools_known())) {
+  const bool known_serves = need == Need::listed && d->tools_known();
+  bool online = d->phase() == Phase::online;
+  if (!known_serves) online = co_await d->ensure_started();
+  if (!online && (need == Need::online || !d->tools_known())) {
     r.refusal = fmt::format("server {} is not available ({}): {}", d->name(), to_string(d->phase()),
                             d->last_error());
     co_return r;
@@ -180,6 +234,7 @@ asio::awaitable<void> Fleet::start_lazy(std::size_t bound) {
 asio::awaitable<void> Fleet::shutdown() {
   std::vector<Downstream*> all;
   for (auto& d : servers_) all.push_back(d.get());
+  for (auto& d : retired_) all.push_back(d.get());
   const std::size_t everyone = all.size();
   co_await for_each_concurrently(
       std::move(all), everyone,

@@ -5,11 +5,15 @@
 // the shutdown tears every server down at once, so N servers cost about one start or one
 // teardown grace, not N of them.
 //
-// Ownership: owns the Downstreams for the life of the gateway (they are created once, from
-// the configuration, and never added or removed). Threading: the gateway's loop thread.
-// Guarantees: shutdown() resumes only when every server is down (invariant P4 each); a
-// start or stop that throws is logged (its type only) and counts as done, so a batch cannot
-// hang on it.
+// A live reload (reload.hpp) adds servers, withdraws removed ones and replaces changed ones.
+//
+// Ownership: owns every Downstream it ever held for the life of the gateway: one that left
+// the fleet (withdrawn or replaced) is kept, retired, until the gateway is destroyed, since a
+// coroutine (a call, an operator's restart) may still point at it. Threading: the gateway's
+// loop thread. Guarantees: shutdown() resumes only when every server, retired ones included,
+// is down (invariant P4 each); a start or stop that throws is logged (its type only) and
+// counts as done, so a batch cannot hang on it. servers() changes only through add(),
+// withdraw() and replace(): code that iterates it across a suspension takes a copy first.
 #include "config/gateway_config.hpp"
 #include "core/limits.hpp"
 #include "gateway/downstream/downstream.hpp"
@@ -21,6 +25,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -52,11 +57,16 @@ class Fleet {
   std::vector<std::string_view> names() const;
   // "no configured server is named X (did you mean Y?); ..." (X shown only when plain).
   std::string unknown_server(std::string_view name) const;
+  // The processes of every server, retired ones included.
   std::vector<pid_t> child_pids() const;
-  // The tool `tool_id` names, starting its server when needed. need_online: a known tool
-  // list of a server that is not running does not count. The entry is valid until the
-  // server's tool list next changes (the caller's next suspension).
-  asio::awaitable<ResolvedTool> resolve_tool(std::string_view tool_id, bool need_online) const;
+  // How resolve_tool treats a server that is not running.
+  enum class Need {
+    online,  // start it: only its live tool list counts (a call)
+    listed,  // any known list serves (this run's or the catalog cache's); start only without
+  };
+  // The tool `tool_id` names, starting its server as `need` says. The entry is valid until
+  // the server's tool list next changes (the caller's next suspension).
+  asio::awaitable<ResolvedTool> resolve_tool(std::string_view tool_id, Need need) const;
   // notifications/roots/list_changed from a client: passed on to every server that asked a
   // client for its roots.
   void roots_changed();
@@ -67,8 +77,19 @@ class Fleet {
   // Starts every server not started yet and waits for those another request is starting
   // (their lists are not known yet), at most `bound` at once.
   asio::awaitable<void> start_lazy(std::size_t bound);
-  // Tears every server down at once; resumes when all are down.
+  // Tears every server down at once, retired ones included; resumes when all are down.
   asio::awaitable<void> shutdown();
+
+  // Live configuration (restart path ds_config_reload). A new lazy server at the end.
+  Downstream& add(config::ServerConfig config);
+  // Takes the server `name` out of the fleet (it is retired, not stopped: that is the
+  // caller's); resolve_tool then says it was removed. nullptr when there is none.
+  Downstream* withdraw(std::string_view name);
+  // A new lazy Downstream built from `config` in the place of the server of that name (the
+  // old one is retired); nullptr when there is none.
+  Downstream* replace(config::ServerConfig config);
+  // Servers that left the fleet, oldest first.
+  const std::vector<std::unique_ptr<Downstream>>& retired() const { return retired_; }
 
  private:
   // Runs `work` for each of `targets`, at most `bound` at once; resumes when all have ended.
@@ -76,8 +97,16 @@ class Fleet {
       std::vector<Downstream*> targets, std::size_t bound,
       std::function<asio::awaitable<void>(Downstream&)> work);
 
+  std::unique_ptr<Downstream> make(config::ServerConfig config) const;
+
   asio::io_context& io_;
+  const core::Limits& limits_;
+  const config::GatewayPolicy& policy_;  // the startup configuration's, for new servers too
+  EventsFor events_for_;
   std::vector<std::unique_ptr<Downstream>> servers_;
+  std::vector<std::unique_ptr<Downstream>> retired_;
+  // Names withdrawn and not added again: resolve_tool refuses them as removed.
+  std::set<std::string, std::less<>> removed_;
   // Views of the servers' own names: find() in constant time, so that start-up stays linear
   // in the configuration (a long autoStart list).
   std::unordered_map<std::string_view, Downstream*> by_name_;

@@ -11,12 +11,13 @@ namespace sluice::gateway {
 namespace bj = boost::json;
 
 Governance::Governance(Fleet& fleet, CallLedger& calls, const Catalog& catalog, AuditRing& audit,
-                       const config::GatewayPolicy& policy)
+                       const config::GatewayPolicy& policy, ConfigReload* reload)
     : fleet_(fleet),
       calls_(calls),
       catalog_(catalog),
       audit_(audit),
       policy_(policy),
+      reload_(reload),
       // gw_binary_stale compares the file at this path with what it was at start.
       self_exe_(core::executable_of(0)) {}
 
@@ -91,11 +92,14 @@ asio::awaitable<std::string> Governance::restart_server(std::string_view server,
 }
 
 asio::awaitable<std::string> Governance::refresh(bool force) {
+  // ds_config_reload first: what it changes waits for pending calls by itself.
+  bj::object config = reload_ ? reload_->reread("gateway.refresh") : bj::object{};
   std::size_t pending = calls_.size();
   if (pending > 0 && !force) {
     co_return mcp::error_result(fmt::format(
-        "{} call(s) are pending; refresh refuses while any work is pending: wait for it "
-        "(gateway.list_pending) or pass force: true",
+        "{} call(s) are pending; refresh refuses to relist while any work is pending: wait "
+        "for it (gateway.list_pending) or pass force: true (the configuration was reread: "
+        "see config_reload in gateway.health)",
         pending));
   }
   if (force) {
@@ -109,7 +113,10 @@ asio::awaitable<std::string> Governance::refresh(bool force) {
   }
   std::size_t cancelled = force ? calls_.cancel_all("") : 0;
   std::size_t seen = 0, online = 0, relisted = 0;
-  for (const auto& d : fleet_.servers()) {
+  // A copy: a reload may change the fleet while a relisting waits.
+  std::vector<Downstream*> servers;
+  for (const auto& d : fleet_.servers()) servers.push_back(d.get());
+  for (Downstream* d : servers) {
     ++seen;
     if (d->phase() != Phase::online) continue;
     ++online;
@@ -123,6 +130,7 @@ asio::awaitable<std::string> Governance::refresh(bool force) {
   out["servers_relisted"] = relisted;
   out["tools_indexed"] = catalog_.size();
   out["pending_cancelled"] = cancelled;
+  if (reload_) out["config"] = std::move(config);
   co_return mcp::structured_result(out);
 }
 
