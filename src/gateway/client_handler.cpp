@@ -1,9 +1,9 @@
 // The MCP server role sluice plays for each client connection: lifecycle, tools/list of the
-// meta-tools (or of every tool in aggregate mode), and tools/call dispatch through the
-// meta-tool table. Arguments of every meta-tool are validated against its own input schema
-// with sluice's validator, so refusals read like any other. Every part of a request is read
-// from the DOM of its one strict parse (rpc::Message); raw texts (arguments, progress token,
-// id) are spliced through as sent.
+// meta-tools (or of every tool in aggregate mode), tools/call dispatch through the meta-tool
+// table, and the downstreams' prompts and resources (in both modes, AggregateRouter). Arguments of
+// every meta-tool are validated against its own input schema with sluice's validator, so refusals
+// read like any other. Every part of a request is read from the DOM of its one strict parse
+// (rpc::Message); raw texts (arguments, progress token, id) are spliced through as sent.
 #include "core/json.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/meta/meta_tools.hpp"
@@ -17,7 +17,7 @@ namespace bj = boost::json;
 
 namespace {
 
-// The methods that reach a downstream in aggregate mode (besides tools/call).
+// The methods that reach a downstream (besides tools/call), in both modes.
 bool routed_to_a_downstream(std::string_view method) {
   return method == "prompts/get" || method == "resources/read" || method == "resources/subscribe" ||
          method == "resources/unsubscribe" || method == "completion/complete" ||
@@ -59,11 +59,10 @@ class Gateway::ClientHandler : public mcp::Handler {
       co_await list_tools(request);
     } else if (tool_name) {
       co_await call(request, *tool_name);
-    } else if (gateway_.options().expose_all) {
+    } else {
+      // Prompts, resources, completion and log levels, in meta mode as in aggregate mode.
       bool routed = co_await gateway_.aggregate().route(request);
       if (!routed) request.respond_error(rpc::code::kMethodNotFound, "Method not found");
-    } else {
-      request.respond_error(rpc::code::kMethodNotFound, "Method not found");
     }
   }
 
@@ -84,13 +83,13 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     bj::object result;
     result["protocolVersion"] = mcp::negotiate_initialize(request.message().params());
-    bj::object capabilities{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}}};
-    if (gateway_.options().expose_all) {
-      capabilities["prompts"] = bj::object{{"listChanged", true}};
-      capabilities["resources"] = bj::object{{"subscribe", true}, {"listChanged", true}};
-      capabilities["logging"] = bj::object();
-      capabilities["completions"] = bj::object();
-    }
+    // The downstreams' prompts and resources are offered in both modes; the tool list
+    // changes only in aggregate mode (the meta-tools are fixed).
+    bj::object capabilities{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}},
+                            {"prompts", bj::object{{"listChanged", true}}},
+                            {"resources", bj::object{{"subscribe", true}, {"listChanged", true}}},
+                            {"logging", bj::object()},
+                            {"completions", bj::object()}};
     result["capabilities"] = std::move(capabilities);
     result["serverInfo"] = bj::object{{"name", "sluice"},
                                       {"title", "sluice MCP gateway"},
@@ -117,7 +116,7 @@ class Gateway::ClientHandler : public mcp::Handler {
       const meta::MetaTool* row = meta_tool(*tool_name);
       reaches = !row || row->reaches_downstream;
     } else {
-      reaches = gateway_.options().expose_all && routed_to_a_downstream(request.message().method());
+      reaches = routed_to_a_downstream(request.message().method());
     }
     if (!reaches) return false;
     std::string why = gateway_.governance().stale_refusal();

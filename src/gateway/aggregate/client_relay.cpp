@@ -22,8 +22,8 @@ bool gone(const std::weak_ptr<mcp::Session>& weak) {
 void ClientRelay::add(std::shared_ptr<mcp::Session> client) {
   std::erase_if(clients_, gone);
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
-    std::erase_if(it->second, gone);
-    it = it->second.empty() ? subscriptions_.erase(it) : std::next(it);
+    std::erase_if(it->second.sessions, gone);
+    it = it->second.sessions.empty() ? subscriptions_.erase(it) : std::next(it);
   }
   clients_.push_back(std::move(client));
 }
@@ -39,11 +39,13 @@ void ClientRelay::broadcast(std::string_view method) {
   }
 }
 
-bool ClientRelay::update_subscription(const std::string& uri,
+bool ClientRelay::update_subscription(std::string_view server, const std::string& uri,
                                       const std::shared_ptr<mcp::Session>& client, bool subscribe) {
   // Updates go to the sessions that subscribed; the server is told to stop only when the
   // last one unsubscribes.
-  auto& subscribers = subscriptions_[uri];
+  Subscription& subscription = subscriptions_[uri];
+  subscription.server = server;
+  auto& subscribers = subscription.sessions;
   std::erase_if(subscribers, [&](const std::weak_ptr<mcp::Session>& w) {
     auto s = w.lock();
     return !s || s->closed() || s == client;
@@ -55,6 +57,13 @@ bool ClientRelay::update_subscription(const std::string& uri,
   }
   if (subscribers.empty()) subscriptions_.erase(uri);
   return true;
+}
+
+bool ClientRelay::subscribed(std::string_view server) const {
+  return std::any_of(subscriptions_.begin(), subscriptions_.end(), [&](const auto& entry) {
+    return entry.second.server == server &&
+           !std::all_of(entry.second.sessions.begin(), entry.second.sessions.end(), gone);
+  });
 }
 
 ClientRelay::Route ClientRelay::route_to(std::string_view server) const {
@@ -130,7 +139,7 @@ void ClientRelay::relay_notification(std::string_view server, std::string_view m
     if (!uri) return;
     auto it = subscriptions_.find(*uri);
     if (it == subscriptions_.end()) return;
-    for (const auto& weak : it->second) {
+    for (const auto& weak : it->second.sessions) {
       if (auto client = weak.lock(); client && !client->closed()) client->notify(method, params);
     }
     return;

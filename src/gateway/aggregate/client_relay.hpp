@@ -1,6 +1,6 @@
 #pragma once
 // ClientRelay: the client sessions connected to the gateway, and what downstreams send
-// them in aggregate mode: list_changed notifications (to every session), resource updates
+// them (in both modes): list_changed notifications (to every session), resource updates
 // (to the sessions subscribed to that URI), and a downstream's own requests and logs
 // (sampling, elicitation, roots, notifications/message) to the one session they belong to.
 //
@@ -43,11 +43,14 @@ class ClientRelay {
   void add(std::shared_ptr<mcp::Session> client);
   // Every live client session told `method` (list_changed notifications).
   void broadcast(std::string_view method);
-  // resources/subscribe (`subscribe`) or unsubscribe of `uri` by `client`. Whether the
-  // server must be told: always for a subscribe; for an unsubscribe only when no other
-  // session stays subscribed.
-  bool update_subscription(const std::string& uri, const std::shared_ptr<mcp::Session>& client,
-                           bool subscribe);
+  // resources/subscribe (`subscribe`) or unsubscribe of `uri`, a resource of `server`, by
+  // `client`. Whether the server must be told: always for a subscribe; for an unsubscribe
+  // only when no other session stays subscribed.
+  bool update_subscription(std::string_view server, const std::string& uri,
+                           const std::shared_ptr<mcp::Session>& client, bool subscribe);
+  // Whether an open client session is subscribed to a resource of `server` (it is then not
+  // idle-stopped).
+  bool subscribed(std::string_view server) const;
 
   // A downstream's request to the client (sampling/createMessage, elicitation/create,
   // roots/list), relayed to the session it belongs to, which must have declared the
@@ -74,8 +77,12 @@ class ClientRelay {
   const core::Limits& limits_;
   // Client sessions, told when the aggregated lists change.
   std::vector<std::weak_ptr<mcp::Session>> clients_;
-  // resources/subscribe per URI: the client sessions subscribed.
-  std::map<std::string, std::vector<std::weak_ptr<mcp::Session>>, std::less<>> subscriptions_;
+  // resources/subscribe per URI: the server it belongs to and the client sessions subscribed.
+  struct Subscription {
+    std::string server;
+    std::vector<std::weak_ptr<mcp::Session>> sessions;
+  };
+  std::map<std::string, Subscription, std::less<>> subscriptions_;
 };
 
 }  // namespace sluice::gateway

@@ -8,6 +8,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -54,9 +56,11 @@ asio::awaitable<bool> AggregateRouter::route(mcp::IncomingRequest& request) {
   if (std::find(std::begin(kRouted), std::end(kRouted), method) == std::end(kRouted)) {
     co_return false;
   }
-  // A client may read, get or complete without listing first: every server must be running
-  // (and its lists known) before a name or URI can be routed.
-  co_await gateway_.start_all();
+  // Aggregate mode: a client may read, get or complete without listing first, so every
+  // server must be running (and its lists known) before a name or URI can be routed. Meta
+  // mode starts nothing here (progressive disclosure): lists answer from what is known, and
+  // a routed request starts only its own server (started()).
+  if (gateway_.options().expose_all) co_await gateway_.start_all();
   std::string_view cursor = string_param(request.message(), "cursor");
   if (method == "prompts/list") {
     request.respond_result(list_prompts(cursor));
@@ -167,8 +171,19 @@ asio::awaitable<void> AggregateRouter::resource_request(mcp::IncomingRequest& re
     request.respond_error(-32002, "Resource not found");
     co_return;
   }
-  if (method != "resources/read" && !gateway_.clients().update_subscription(
-                                        uri, request.session(), method == "resources/subscribe")) {
+  const bool read = method == "resources/read";
+  const bool subscribe = method == "resources/subscribe";
+  // An unsubscribe never starts a server: one that is not running sends no updates.
+  if (!read && !subscribe && d->phase() != Phase::online) {
+    gateway_.clients().update_subscription(d->name(), uri, request.session(), false);
+    request.respond_result("{}");
+    co_return;
+  }
+  // The server first: a subscription is recorded only once the server can hear of it.
+  bool online = co_await started(request, *d);
+  if (!online) co_return;
+  if (!read &&
+      !gateway_.clients().update_subscription(d->name(), uri, request.session(), subscribe)) {
     // Another session stays subscribed: the server keeps sending updates.
     request.respond_result("{}");
     co_return;
@@ -210,8 +225,21 @@ asio::awaitable<void> AggregateRouter::set_level(mcp::IncomingRequest& request) 
   request.respond_result("{}");
 }
 
+asio::awaitable<bool> AggregateRouter::started(mcp::IncomingRequest& request, Downstream& server) {
+  if (server.phase() == Phase::online) co_return true;
+  bool online = co_await server.ensure_started();
+  if (!online) {
+    request.respond_error(rpc::code::kInternalError,
+                          fmt::format("server {} is not available ({}): {}", server.name(),
+                                      to_string(server.phase()), server.last_error()));
+  }
+  co_return online;
+}
+
 asio::awaitable<void> AggregateRouter::forward(mcp::IncomingRequest& request, Downstream& server,
                                                std::string params) {
+  bool online = co_await started(request, server);
+  if (!online) co_return;
   mcp::Reply reply = co_await server.forward(request.message().method(), std::move(params),
                                              gateway_.call_timeout(server, std::nullopt),
                                              &request.cancel_signal());

@@ -1,16 +1,21 @@
 #pragma once
-// AggregateRouter: aggregate mode (`--expose all`), where every downstream's tools, prompts
-// and resources appear as the gateway's own. Tools and prompts are named `server__name`
-// (the bare name with passthrough, for a single server); resources and templates are listed
-// as their servers give them and routed back by URI. Each routed request is one named route:
-// the lists (paged by the one pagination codec), prompts/get, the resource requests
-// (read, subscribe, unsubscribe), completion/complete, and logging/setLevel (to every
-// server that offers logging).
+// AggregateRouter: the downstreams' tools, prompts and resources as the gateway's own.
+// Tools and prompts are named `server__name` (the bare name with passthrough, for a single
+// server); resources and templates are listed as their servers give them and routed back by
+// URI. Each routed request is one named route: the lists (paged by the one pagination codec),
+// prompts/get, the resource requests (read, subscribe, unsubscribe), completion/complete, and
+// logging/setLevel (to every server online that offers logging).
+//
+// Two modes. Aggregate mode (`--expose all`) lists every tool too, and starts every server
+// before it answers (a name or URI can be routed only once every list is known). Meta mode
+// (`--expose meta`, the default) routes prompts and resources only, and starts nothing to list
+// them: the lists hold what is known (servers running, or listed earlier), and only the server
+// a prompts/get, resources/* or completion/complete is routed to is started, when it must be.
 //
 // Ownership: a part of the Gateway, holding a back-reference to it (the fleet, the client
 // relay, the policy). Threading: the gateway's loop thread. Errors: a request it cannot
-// route is answered with a JSON-RPC error (invalid params, resource not found); a
-// downstream's answer is passed through as sent (mcp::answer).
+// route is answered with a JSON-RPC error (invalid params, resource not found, a server that
+// cannot start); a downstream's answer is passed through as sent (mcp::answer).
 #include "gateway/downstream/downstream.hpp"
 #include "mcp/session.hpp"
 
@@ -49,6 +54,9 @@ class AggregateRouter {
   asio::awaitable<void> resource_request(mcp::IncomingRequest& request);
   asio::awaitable<void> complete(mcp::IncomingRequest& request);
   asio::awaitable<void> set_level(mcp::IncomingRequest& request);
+  // Starts `server` when it is not online; false (and the request answered with why) when
+  // it cannot serve.
+  asio::awaitable<bool> started(mcp::IncomingRequest& request, Downstream& server);
   // Forwards the request to `server` with `params` and answers with its reply.
   asio::awaitable<void> forward(mcp::IncomingRequest& request, Downstream& server,
                                 std::string params);

@@ -1,6 +1,7 @@
 // A downstream's lists (tools, prompts, resources, templates) through one paginated, bounded
-// fetch. What a server lists is untrusted input: a malformed entry is skipped and counted
-// per server and list, never thrown, and reported in one value-free log line per listing.
+// fetch. What a server lists is untrusted input: a malformed or repeated entry is skipped, an
+// entry beyond the cap is dropped, a long description or title is cut; each is counted per
+// server and list, never thrown, and reported in one value-free log line per listing.
 #include "core/describe.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
@@ -24,6 +25,7 @@ struct DownstreamPeer::Listing {
   std::string identity;
   std::string malformed;       // the end of "<method> answered with ..."
   bool names_timeout = false;  // "<method> timed out" rather than "<method> failed"
+  ListBounds SkippedEntries::*bounds = nullptr;  // where its bounds are counted
 };
 
 namespace {
@@ -46,22 +48,68 @@ std::string entry_problem(const bj::value& entry, std::string_view key,
   return {};
 }
 
-// Collects the malformed entries of one listing and reports them in one log line.
+std::string_view entries(std::size_t n) { return n == 1 ? "entry" : "entries"; }
+
+// Collects the malformed entries of one listing and what its bounds took, and reports them
+// in one log line.
 struct SkipReport {
   std::size_t skipped = 0;
   std::string first;  // the first problem, with its entry number
+  ListBounds bounds;
   void add(std::size_t index, std::string problem) {
     if (skipped++ == 0) first = fmt::format("entry {}: {}", index, problem);
   }
-  void log(std::string_view server, std::string_view method) const {
-    if (skipped == 0) return;
-    core::log::warn("server {}: {}: skipped {} malformed entr{} (the first, {})", server, method,
-                    skipped, skipped == 1 ? "y" : "ies", first);
+  void log(std::string_view server, std::string_view method, const core::Limits& limits) const {
+    std::string line;
+    auto part = [&line](std::string text) { line += (line.empty() ? "" : "; ") + text; };
+    if (skipped > 0) {
+      part(
+          fmt::format("skipped {} malformed {} (the first, {})", skipped, entries(skipped), first));
+    }
+    if (bounds.over_cap > 0) {
+      part(fmt::format("dropped {} {} beyond the cap of {} (max_tools_per_server)", bounds.over_cap,
+                       entries(bounds.over_cap), limits.max_tools_per_server));
+    }
+    if (bounds.pages_unread) {
+      part(
+          fmt::format("stopped after {} pages (max_list_pages) with more offered; those were "
+                      "not read",
+                      limits.max_list_pages));
+    }
+    if (bounds.texts_cut > 0) {
+      part(fmt::format("cut the description or title of {} {} to {} bytes", bounds.texts_cut,
+                       entries(bounds.texts_cut), kMaxListedTextBytes));
+    }
+    if (!line.empty()) core::log::warn("server {}: {}: {}", server, method, line);
   }
 };
 
-// A tool entry from a well-formed listed tool object.
-ToolEntry tool_entry(const bj::value& tv, const schema::Options& schema_options,
+// Cuts a string over kMaxListedTextBytes at a UTF-8 boundary and marks it; whether it did.
+// (Listed text is valid UTF-8: the strict parse refuses anything else.)
+bool cut_text(bj::value* v) {
+  if (!v || !v->is_string() || v->get_string().size() <= kMaxListedTextBytes) return false;
+  bj::string& text = v->get_string();
+  std::size_t end = kMaxListedTextBytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  text.resize(end);
+  text.append("\u2026 (truncated)");
+  return true;
+}
+
+// Cuts an entry's long description and title (and a tool's annotations.title); whether it
+// cut any.
+bool cut_long_texts(bj::object& entry) {
+  bool cut = cut_text(entry.if_contains("description"));
+  cut = cut_text(entry.if_contains("title")) || cut;
+  if (bj::value* a = entry.if_contains("annotations"); a && a->is_object()) {
+    cut = cut_text(a->get_object().if_contains("title")) || cut;
+  }
+  return cut;
+}
+
+}  // namespace
+
+ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
                      std::string_view server) {
   const auto& obj = tv.get_object();
   ToolEntry entry;
@@ -79,8 +127,9 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options& schema_options,
     }
   }
   entry.raw = bj::serialize(tv);
-  if (const auto* input_schema = obj.if_contains("inputSchema")) {
-    auto compiled = schema::Schema::compile(*input_schema, schema_options);
+  const auto* input_schema = schema_options ? obj.if_contains("inputSchema") : nullptr;
+  if (input_schema) {
+    auto compiled = schema::Schema::compile(*input_schema, *schema_options);
     if (compiled) {
       entry.validator = std::move(*compiled);
     } else {
@@ -92,7 +141,6 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options& schema_options,
   return entry;
 }
 
-}  // namespace
 
 asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
                                                 const std::function<void(const bj::value&)>& add,
@@ -102,6 +150,7 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
   SkipReport skips;
   std::size_t index = 0;  // of the entry, over every page
   std::string cursor;
+  bool next_page = false;  // the last page read offered a next one
   cj::ParseLimits parse_limits{limits_.max_json_depth};
   for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
     std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
@@ -120,40 +169,53 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
     if (!parsed || !parsed->is_array()) {
       co_return fail(listing.method + " answered with " + listing.malformed);
     }
-    for (const auto& item : parsed->get_array()) {
+    for (auto& item : parsed->get_array()) {
       ++index;
+      if (full()) {
+        // Beyond the cap: counted, never looked at.
+        ++skips.bounds.over_cap;
+        continue;
+      }
       if (std::string problem = entry_problem(item, listing.identity, identities);
           !problem.empty()) {
         skips.add(index, std::move(problem));
         continue;
       }
-      if (full()) break;
       identities.emplace(item.get_object().at(listing.identity).get_string());
+      if (cut_long_texts(item.get_object())) ++skips.bounds.texts_cut;
       add(item);
     }
     auto next = cj::member_span(result, "nextCursor");
-    if (!next || cj::trim(*next) == "null") break;
+    next_page = next && cj::trim(*next) != "null";
+    if (!next_page) break;
     cursor = std::string(cj::trim(*next));
   }
-  skips.log(name_, listing.method);
+  skips.bounds.pages_unread = next_page;
+  skips.log(name_, listing.method, limits_);
   skipped = skips.skipped;
+  skipped_.*listing.bounds = skips.bounds;
   co_return true;
 }
 
 asio::awaitable<bool> DownstreamPeer::list_tools() {
-  static const Listing kTools{"tools/list", "tools", "name", "a malformed tool list", true};
+  static const Listing kTools{
+      "tools/list", "tools", "name", "a malformed tool list", true, &SkippedEntries::tools_bounds};
   std::vector<ToolEntry> tools;
   schema::Options schema_options;
   schema_options.max_depth = limits_.max_schema_depth;
   std::size_t skipped = 0;
   bool ok = co_await fetch_all(
       kTools,
-      [&](const bj::value& item) { tools.push_back(tool_entry(item, schema_options, name_)); },
+      [&](const bj::value& item) { tools.push_back(tool_entry(item, &schema_options, name_)); },
       [&] { return tools.size() >= limits_.max_tools_per_server; }, skipped);
   if (!ok) co_return false;
   skipped_.tools = skipped;
   tools_ = std::move(tools);
   tools_known_ = true;
+  lists_cached_ = false;
+  listed_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
   co_return true;
 }
 
@@ -170,10 +232,17 @@ asio::awaitable<bool> DownstreamPeer::list_items(const Listing& listing,
 }
 
 asio::awaitable<bool> DownstreamPeer::list_other() {
-  static const Listing kPrompts{"prompts/list", "prompts", "name", "a malformed list", false};
-  static const Listing kResources{"resources/list", "resources", "uri", "a malformed list", false};
-  static const Listing kTemplates{"resources/templates/list", "resourceTemplates", "uriTemplate",
-                                  "a malformed list", false};
+  static const Listing kPrompts{"prompts/list",     "prompts", "name",
+                                "a malformed list", false,     &SkippedEntries::prompts_bounds};
+  static const Listing kResources{
+      "resources/list",   "resources", "uri",
+      "a malformed list", false,       &SkippedEntries::resources_bounds};
+  static const Listing kTemplates{"resources/templates/list",
+                                  "resourceTemplates",
+                                  "uriTemplate",
+                                  "a malformed list",
+                                  false,
+                                  &SkippedEntries::resource_templates_bounds};
   // Plain statements: no temporaries inside a conditional co_await (GCC 12 destroys them
   // twice).
   if (offers("prompts")) {

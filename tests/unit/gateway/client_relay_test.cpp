@@ -128,7 +128,7 @@ TEST_F(ClientRelayTest, AResourceUpdateGoesOnlyToTheSessionsSubscribedToItsUri) 
   Client other(io_);
   relay_.add(subscribed.session);
   relay_.add(other.session);
-  EXPECT_TRUE(relay_.update_subscription("file:///a", subscribed.session, true));
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", subscribed.session, true));
   relay_.relay_notification("srv", "notifications/resources/updated", R"({"uri":"file:///a"})");
   relay_.relay_notification("srv", "notifications/resources/updated", R"({"uri":"file:///b"})");
   EXPECT_TRUE(subscribed.received("file:///a"));
@@ -139,14 +139,29 @@ TEST_F(ClientRelayTest, AResourceUpdateGoesOnlyToTheSessionsSubscribedToItsUri) 
 TEST_F(ClientRelayTest, TheServerIsToldToUnsubscribeOnlyWhenTheLastSessionLeaves) {
   Client a(io_);
   Client b(io_);
-  EXPECT_TRUE(relay_.update_subscription("file:///a", a.session, true));
-  EXPECT_TRUE(relay_.update_subscription("file:///a", b.session, true));
-  EXPECT_FALSE(relay_.update_subscription("file:///a", a.session, false));
-  EXPECT_TRUE(relay_.update_subscription("file:///a", b.session, false));
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", a.session, true));
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", b.session, true));
+  EXPECT_FALSE(relay_.update_subscription("srv", "file:///a", a.session, false));
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", b.session, false));
   // Nobody is subscribed any more: an update reaches no one.
   relay_.relay_notification("srv", "notifications/resources/updated", R"({"uri":"file:///a"})");
   EXPECT_TRUE(a.outbox.frames.empty());
   EXPECT_TRUE(b.outbox.frames.empty());
+}
+
+// The idle watch asks this: a server with a subscribed session is not idle-stopped.
+TEST_F(ClientRelayTest, AServerIsSubscribedWhileAnOpenSessionHoldsOneOfItsResources) {
+  Client a(io_);
+  EXPECT_FALSE(relay_.subscribed("srv"));
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", a.session, true));
+  EXPECT_TRUE(relay_.subscribed("srv"));
+  EXPECT_FALSE(relay_.subscribed("other")) << "a subscription belongs to its own server only";
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", a.session, false));
+  EXPECT_FALSE(relay_.subscribed("srv"));
+
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///b", a.session, true));
+  a.session->on_closed();
+  EXPECT_FALSE(relay_.subscribed("srv")) << "a closed session holds no subscription";
 }
 
 }  // namespace
