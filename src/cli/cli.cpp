@@ -30,13 +30,21 @@ void add_millis(CLI::App& app, const std::string& name, std::chrono::millisecond
 
 void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--config", o.configs, "Also read this .mcp.json file (after discovery)")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->allow_extra_args(false);  // one file per --config (repeatable): positionals may follow
   app.add_option("--project", o.project,
                  "Project directory (default: walk up from the working directory to the first "
                  "folder holding .mcp.json or .git)")
       ->type_name("DIR");
   app.add_flag("--no-discover", o.no_discover,
                "Read only --config files: no project, ~/.mcp.json or ~/.claude/.mcp.json");
+  app.add_option("--state-dir", o.state_dir,
+                 "State directory: the catalog cache, and the HTTP service's singleton lock "
+                 "(default $XDG_STATE_HOME/sluice or ~/.local/state/sluice)")
+      ->type_name("DIR");
+  app.add_flag("--no-cache", o.no_cache,
+               "Neither read nor write the catalog cache: servers' tools are known only once "
+               "they have listed them in this run");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
   app.add_option("--log-file", o.log_file, "Append logs to this file instead of stderr")
@@ -91,9 +99,14 @@ struct CommandLine {
   CommonOptions servers_opts;
   bool servers_json = false, probe = false;
 
+  CommonOptions index_opts;
+  std::vector<std::string> index_servers;
+  bool index_json = false;
+
   CLI::App* serve = nullptr;
   CLI::App* call = nullptr;
   CLI::App* servers = nullptr;
+  CLI::App* index = nullptr;
   CLI::App* demo = nullptr;
   CLI::App* demo_server = nullptr;
 };
@@ -123,11 +136,6 @@ void add_http_options(CLI::App& serve, HttpCliOptions& http, core::Limits& limit
       .add_option("--port-file", http.port_file,
                   "HTTP: write the bound port to this file once listening")
       ->type_name("FILE");
-  serve
-      .add_option("--state-dir", http.state_dir,
-                  "HTTP: state directory holding the singleton lock (default "
-                  "$XDG_STATE_HOME/sluice or ~/.local/state/sluice)")
-      ->type_name("DIR");
   serve
       .add_option("--auth-token", http.server.auth_token,
                   "HTTP: require this bearer token (prefer the SLUICE_AUTH_TOKEN variable: "
@@ -212,6 +220,13 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   add_common(*cl.servers, cl.servers_opts);
   cl.servers->add_flag("--json", cl.servers_json, "Print JSON");
   cl.servers->add_flag("--probe", cl.probe, "Start each server, list its tools, report, stop it");
+
+  cl.index_opts.log_level = "warn";
+  cl.index = app.add_subcommand(
+      "index", "List servers' tools into the catalog cache (every enabled server by default)");
+  add_common(*cl.index, cl.index_opts);
+  cl.index->add_option("servers", cl.index_servers, "Only these servers")->type_name("SERVER");
+  cl.index->add_flag("--json", cl.index_json, "Print a JSON summary");
 }
 
 void add_demo_commands(CLI::App& app, CommandLine& cl) {
@@ -247,6 +262,7 @@ std::optional<int> parse_command_line(CLI::App& app, const CommandLine& cl, int 
 int dispatch(CommandLine& cl, const char* argv0) {
   if (*cl.call) return call_tool(cl.call_opts, cl.tool_id, cl.args, cl.call_json, cl.timeout_ms);
   if (*cl.servers) return list_servers(cl.servers_opts, cl.servers_json, cl.probe);
+  if (*cl.index) return index_servers(cl.index_opts, cl.index_servers, cl.index_json);
   if (*cl.demo) return run_demo(self_path(argv0));
   if (*cl.demo_server) return run_demo_server();
   CommonOptions& chosen = *cl.serve ? cl.serve_opts : cl.common;

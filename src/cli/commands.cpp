@@ -70,9 +70,7 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
     return 2;
   }
   asio::io_context io;
-  gateway::GatewayOptions gw_options;
-  gw_options.limits = options.limits;
-  gateway::Gateway gw(io, load_config(options), gw_options);
+  gateway::Gateway gw(io, load_config(options), gateway_options(options));
   // P9: a signal cancels the call (the cancel is forwarded), then the children are torn
   // down as `serve` tears them down, with no drain (the operator asked to stop), and the
   // exit code is 128+n. The call's own end takes the same path.
@@ -119,9 +117,7 @@ int list_servers(const CommonOptions& options, bool json_output, bool probe) {
   auto config = load_config(options);
   for (const auto& w : config->warnings) print_err("warning: " + w);
   asio::io_context io;
-  gateway::GatewayOptions gw_options;
-  gw_options.limits = options.limits;
-  gateway::Gateway gw(io, config, gw_options);
+  gateway::Gateway gw(io, config, gateway_options(options));
   // P9, as for `call`: a signal tears the probed servers down, then exit 128+n.
   OrderlyShutdown shutdown(io, gw, std::chrono::milliseconds(0), [] {}, [] {});
   bj::array rows;

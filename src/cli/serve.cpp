@@ -105,12 +105,35 @@ bool servable(const CommonOptions& options, const config::GatewayConfig& config)
   return true;
 }
 
+}  // namespace
+
+std::filesystem::path state_dir_of(const CommonOptions& options) {
+  if (!options.state_dir.empty()) return std::filesystem::absolute(options.state_dir);
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
+    return std::filesystem::path(xdg) / "sluice";
+  }
+  const char* home = std::getenv("HOME");
+  if (!home || *home != '/') return {};
+  return std::filesystem::path(home) / ".local" / "state" / "sluice";
+}
+
 gateway::GatewayOptions gateway_options(const CommonOptions& options) {
   gateway::GatewayOptions o;
   o.limits = options.limits;
   o.expose_meta = options.expose_meta;
   o.expose_all = options.expose_all;
   o.passthrough = options.passthrough;
+  if (!options.no_cache) o.state_dir = state_dir_of(options);
+  return o;
+}
+
+namespace {
+
+// A serving gateway's options: those of every command, and live configuration (the same
+// discovery again, flags applied as at start).
+gateway::GatewayOptions serving_options(const CommonOptions& options) {
+  gateway::GatewayOptions o = gateway_options(options);
+  o.rediscover = [options] { return load_config(options); };
   return o;
 }
 
@@ -133,7 +156,7 @@ int serve_stdio(const CommonOptions& options) {
   auto config = load_config(options);
   if (!servable(options, *config)) return 2;
   asio::io_context io;
-  gateway::Gateway gw(io, config, gateway_options(options));
+  gateway::Gateway gw(io, config, serving_options(options));
 
   mcp::SessionOptions session_options;
   session_options.label = "stdio";
@@ -160,16 +183,6 @@ int serve_stdio(const CommonOptions& options) {
 }
 
 namespace {
-
-// Empty when there is no home to put it in (then --state-dir is required).
-std::filesystem::path default_state_dir() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
-    return std::filesystem::path(xdg) / "sluice";
-  }
-  const char* home = std::getenv("HOME");
-  if (!home || *home != '/') return {};
-  return std::filesystem::path(home) / ".local" / "state" / "sluice";
-}
 
 // The HTTP service's singleton lock: an flock on <state>/http.lock, held for the life of the
 // process (the kernel releases it at exit, however the process ends). The directory and the
@@ -242,9 +255,8 @@ std::optional<transport::HttpOptions> listen_options(const HttpCliOptions& http)
 }
 
 // The singleton lock of --state-dir (or the default one): its fd, or -1 with the exit code.
-int lock_state_dir(const HttpCliOptions& http, int& exit_code) {
-  std::filesystem::path state =
-      http.state_dir.empty() ? default_state_dir() : std::filesystem::absolute(http.state_dir);
+int lock_state_dir(const CommonOptions& options, int& exit_code) {
+  std::filesystem::path state = state_dir_of(options);
   if (state.empty()) {
     print_err("sluice: no state directory: set HOME or XDG_STATE_HOME, or give --state-dir");
     exit_code = 2;
@@ -297,14 +309,14 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   std::optional<transport::HttpOptions> listen = listen_options(http);
   if (!listen) return 2;
   int exit_code = 0;
-  int lock_fd = lock_state_dir(http, exit_code);
+  int lock_fd = lock_state_dir(options, exit_code);
   if (lock_fd < 0) return exit_code;
 
   process::become_subreaper();
   auto config = load_config(options);
   if (!servable(options, *config)) return 2;
   asio::io_context io;
-  gateway::Gateway gw(io, config, gateway_options(options));
+  gateway::Gateway gw(io, config, serving_options(options));
   std::shared_ptr<transport::HttpServer> server;
   server = transport::HttpServer::create(io, *listen, gateway_hooks(gw, server), gw.limits());
   auto port = server->listen();

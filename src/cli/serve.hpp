@@ -2,6 +2,7 @@
 // Running a gateway in this process: the shared setup of `serve`, `call` and `servers`.
 #include "config/gateway_config.hpp"
 #include "core/limits.hpp"
+#include "gateway/gateway.hpp"
 #include "transport/http_options.hpp"
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct CommonOptions {
   std::optional<std::int64_t> call_timeout_ms;   // --call-timeout-ms
   std::optional<std::int64_t> max_call_ms;       // --max-call-ms
   std::optional<std::size_t> start_concurrency;  // --start-concurrency
+  // --state-dir: the catalog cache and the HTTP service's lock. Empty: state_dir_of()'s default.
+  std::string state_dir;
+  bool no_cache = false;  // --no-cache: neither read nor write the catalog cache
 };
 
 // `sluice serve --transport http`: where the front end listens and whom it serves (its
@@ -34,12 +38,17 @@ struct CommonOptions {
 struct HttpCliOptions {
   transport::HttpOptions server;  // the auth token: else SLUICE_AUTH_TOKEN
   std::string port_file;          // the bound port is written here once listening
-  std::string state_dir;          // default: $XDG_STATE_HOME/sluice or ~/.local/state/sluice
 };
 
 // Configures logging; returns false (after printing why) on a bad level.
 bool setup_logging(const CommonOptions& options);
 std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& options);
+// --state-dir made absolute, else $XDG_STATE_HOME/sluice, else ~/.local/state/sluice; empty
+// when there is no home to put it in.
+std::filesystem::path state_dir_of(const CommonOptions& options);
+// What every command's gateway is built with: limits, what clients see, the state directory
+// (none with --no-cache).
+gateway::GatewayOptions gateway_options(const CommonOptions& options);
 
 // `sluice serve`: MCP over stdin/stdout until EOF or a shutdown signal. Exit code.
 int serve_stdio(const CommonOptions& options);
@@ -54,6 +63,13 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
 
 // `sluice servers`.
 int list_servers(const CommonOptions& options, bool json_output, bool probe);
+
+// `sluice index [SERVER...]`: lists the named servers (every enabled one by default), at most
+// sluice.indexConcurrency at once, into the catalog cache, then stops them. A progress line per
+// server on a terminal; `json_output`: one summary object on stdout. Exit code 1 when any
+// failed.
+int index_servers(const CommonOptions& options, const std::vector<std::string>& servers,
+                  bool json_output);
 
 // `sluice demo`.
 int run_demo(const std::string& self_path);

@@ -2,6 +2,7 @@
 
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/spawn.hpp"
 
 #include <charconv>
 
@@ -15,7 +16,11 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
       options_(std::move(options)),
       fleet_(io_, *config_, options_.limits,
              [this](const config::ServerConfig& server) { return events_for(server); }),
-      started_at_(core::Clock::now()) {}
+      started_at_(core::Clock::now()) {
+  if (!options_.state_dir.empty()) {
+    cache_ = std::make_unique<store::CatalogStore>(io_, options_.state_dir);
+  }
+}
 
 Gateway::~Gateway() = default;
 
@@ -23,30 +28,56 @@ DownstreamEvents Gateway::events_for(const config::ServerConfig& server) {
   DownstreamEvents events;
   events.tools_changed = [this] {
     if (options_.expose_all) clients_.broadcast("notifications/tools/list_changed");
-    catalog_.rebuild();
+    catalog_.invalidate();
   };
+  events.listed = [this, name = server.name] { store_listing(name); };
   events.progress = [this](std::string_view params) { relay_progress(params); };
-  if (options_.expose_all) {
-    // A plain lambda returning the member coroutine (GCC 12 mishandles by-value parameters
-    // of coroutine lambdas).
-    events.relay_request = [this, name = server.name](std::string method, std::string params) {
-      return clients_.relay_request(name, std::move(method), std::move(params));
-    };
-    events.relay_notification = [this, name = server.name](std::string_view method,
-                                                           std::string_view params) {
-      clients_.relay_notification(name, method, params);
-    };
-  }
+  // In both modes (meta mode exposes prompts and resources too): a server's requests and
+  // notifications reach the client they belong to. A plain lambda returning the member
+  // coroutine (GCC 12 mishandles by-value parameters of coroutine lambdas).
+  events.relay_request = [this, name = server.name](std::string method, std::string params) {
+    return clients_.relay_request(name, std::move(method), std::move(params));
+  };
+  events.relay_notification = [this, name = server.name](std::string_view method,
+                                                         std::string_view params) {
+    clients_.relay_notification(name, method, params);
+  };
   events.lifecycle = [this, name = server.name](std::string_view kind, std::string_view outcome,
                                                 std::uint64_t generation) {
     audit_.record({std::string(kind), "sluice", name, "", std::string(outcome), -1, generation});
   };
+  events.has_subscriptions = [this, name = server.name] { return clients_.subscribed(name); };
   return events;
+}
+
+ConfigReload::Hooks Gateway::reload_hooks() {
+  ConfigReload::Hooks hooks;
+  hooks.rediscover = options_.rediscover;
+  hooks.fleet_changed = [this] {
+    catalog_.invalidate();
+    // Added and replaced servers take their cached listing, if the cache has one.
+    if (cache_) core::spawn(io_, load_cache(), "the catalog cache's load");
+    lists_changed();
+  };
+  return hooks;
 }
 
 void Gateway::start() {
   for (const auto& w : config_->warnings) core::log::warn("config: {}", w);
+  reload_.start();
   fleet_.start_named(config_->auto_start, config_->policy.start_concurrency);
+  if (cache_) {
+    core::spawn(io_, load_cache(), "the catalog cache's load", [this] { cache_loaded_.set(); });
+  } else {
+    cache_loaded_.set();
+  }
+}
+
+void Gateway::lists_changed() {
+  // Both modes list downstream prompts and resources; only aggregate mode lists their tools.
+  if (options_.expose_all) clients_.broadcast("notifications/tools/list_changed");
+  clients_.broadcast("notifications/prompts/list_changed");
+  clients_.broadcast("notifications/resources/list_changed");
 }
 
 asio::awaitable<void> Gateway::start_all() {
@@ -55,7 +86,10 @@ asio::awaitable<void> Gateway::start_all() {
   co_await fleet_.start_lazy(config_->policy.start_concurrency);
 }
 
-asio::awaitable<void> Gateway::shutdown() { co_await fleet_.shutdown(); }
+asio::awaitable<void> Gateway::shutdown() {
+  reload_.stop();
+  co_await fleet_.shutdown();
+}
 
 void Gateway::relay_progress(std::string_view params) {
   auto token = cj::member_span(params, "progressToken");

@@ -2,13 +2,18 @@
 // The gateway as a composition root: it builds its parts, wires the events between them,
 // and gives each client connection its MCP server role. The parts:
 // - Fleet (fleet.hpp): every configured Downstream, found by name; batch starts and stops;
-// - Catalog (catalog/): the search index over their tools, cards and descriptions;
+// - Catalog (catalog/): the search index over their tools, cards and descriptions, the
+//   Indexer that lists servers whose tools are not known yet, and the catalog cache
+//   (store::CatalogStore in the state directory) that seeds servers not started yet and keeps
+//   every live listing (catalog_cache.cpp);
 // - CallLedger and the call path (calls/, invoke.cpp): admission, every call from admission
 //   to its end, progress routes, gateway.cancel and list_pending;
 // - ClientRelay (aggregate/client_relay.hpp): client sessions, subscriptions, and what
 //   downstreams send to clients;
-// - AggregateRouter (aggregate/router.hpp): `--expose all` names, lists and routes;
+// - AggregateRouter (aggregate/router.hpp): `server__name` names, lists and routes (every
+//   tool with `--expose all`; prompts and resources in both modes);
 // - Governance (governance.hpp): governed restarts, refresh, force, the stale binary;
+// - ConfigReload (reload.hpp): live configuration (watch, reread, apply to the fleet);
 // - AuditRing (audit.hpp) and the reports (report/: health, metrics);
 // - the meta-tool table (meta/) and ClientHandler (client_handler.cpp) serve clients.
 //
@@ -24,10 +29,14 @@
 #include "gateway/calls/admission.hpp"
 #include "gateway/calls/ledger.hpp"
 #include "gateway/catalog/catalog.hpp"
+#include "gateway/catalog/indexer.hpp"
+#include "gateway/catalog/synonym_lookup.hpp"
 #include "gateway/downstream/downstream.hpp"
 #include "gateway/fleet.hpp"
 #include "gateway/governance.hpp"
+#include "gateway/reload.hpp"
 #include "mcp/session.hpp"
+#include "store/catalog_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -35,6 +44,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -53,6 +64,12 @@ struct GatewayOptions {
   // Aggregate mode with exactly one server: names are shown as the server gives them, with
   // no `server__` prefix (for clients and test suites that expect the server's own names).
   bool passthrough = false;
+  // The state directory: the catalog cache (catalog.sqlite3) lives here. Empty: no cache
+  // (every server's tools are known only once it has listed them in this run).
+  std::filesystem::path state_dir;
+  // Live configuration: discover() again as at start (flags applied). Empty: the files are
+  // never reread (one-shot commands).
+  std::function<std::shared_ptr<const config::GatewayConfig>()> rediscover;
 };
 
 // The outcome of one tool invocation, as the MCP `result` of a tools/call: either the
@@ -133,16 +150,38 @@ class Gateway {
   // call latency, permits, queue, abandoned work, children, restarts).
   std::string metrics() const;
 
+  // Resumes once the catalog cache has been read and its lists seeded into the servers not
+  // started yet (at once without a cache; at most sluice.indexWaitMs).
+  asio::awaitable<void> catalog_ready();
+  // Indexing on demand: starts the servers whose tools are not known (of `server` only, when
+  // given), at most sluice.indexConcurrency at once, and resumes when they have listed or
+  // sluice.indexWaitMs has passed; servers another search is indexing are waited for too.
+  // Nothing is started while fail-closed stale.
+  asio::awaitable<void> index_missing(std::optional<std::string_view> server);
+  // Brings the catalog up to date before a search: rebuilds the index when a list changed
+  // (reading no WordNet file on the loop), and has the WordNet synonyms of words met for the
+  // first time looked up on a worker; the next search after that lookup uses them.
+  void prepare_catalog();
+  // Resumes once every listing stored before the call is written (`sluice index`).
+  asio::awaitable<void> flush_cache();
+  // The catalog cache, or nullptr without a state directory.
+  const store::CatalogStore* cache() const { return cache_.get(); }
+
   // The parts.
   Fleet& fleet() { return fleet_; }
   const Fleet& fleet() const { return fleet_; }
+  Catalog& catalog() { return catalog_; }
   const Catalog& catalog() const { return catalog_; }
+  Indexer& indexer() { return indexer_; }
+  const SynonymLookup& synonyms() const { return synonyms_; }
   ClientRelay& clients() { return clients_; }
   AggregateRouter& aggregate() { return aggregate_; }
   const AggregateRouter& aggregate() const { return aggregate_; }
   Governance& governance() { return governance_; }
   const Governance& governance() const { return governance_; }
   AuditRing& audit() { return audit_; }
+  ConfigReload& reload() { return reload_; }
+  const ConfigReload& reload() const { return reload_; }
 
   const core::Limits& limits() const { return options_.limits; }
   const config::GatewayPolicy& policy() const { return config_->policy; }
@@ -154,6 +193,15 @@ class Gateway {
   // What server `server` reports, wired to the parts that handle it.
   DownstreamEvents events_for(const config::ServerConfig& server);
   void relay_progress(std::string_view params);
+  // What a live reload asks of the gateway: the reread, and the views rebuilt after it.
+  ConfigReload::Hooks reload_hooks();
+  // Reads the catalog cache and seeds the servers it has lists for (at start, and after a
+  // configuration change added or replaced servers).
+  asio::awaitable<void> load_cache();
+  // Tells the clients that the lists they see changed (a reload, a cache load).
+  void lists_changed();
+  // Stores what `server` listed live (DownstreamEvents::listed).
+  void store_listing(std::string_view server);
 
   // Every call sends sluice's own progress token downstream: its progress extends the
   // call's inactivity timeout, and reaches the client when the client asked for it.
@@ -172,8 +220,13 @@ class Gateway {
   CallLedger calls_{io_};
   Fleet fleet_;
   Catalog catalog_{fleet_};
+  Indexer indexer_{io_};
+  SynonymLookup synonyms_{io_, [this] { catalog_.invalidate(); }};
+  std::unique_ptr<store::CatalogStore> cache_;
+  core::Event cache_loaded_{io_};
   ClientRelay clients_{calls_, config_->policy, options_.limits};
-  Governance governance_{fleet_, calls_, catalog_, audit_, config_->policy};
+  ConfigReload reload_{io_, fleet_, calls_, audit_, config_, reload_hooks()};
+  Governance governance_{fleet_, calls_, catalog_, audit_, config_->policy, &reload_};
   AggregateRouter aggregate_{*this};
   std::map<std::uint64_t, ProgressRoute> progress_routes_;
   std::uint64_t next_progress_token_ = 1;

@@ -154,7 +154,7 @@ InvokeOutcome answer_of(const mcp::Reply& reply, bool by_operator, const std::st
 }  // namespace
 
 asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
-  ResolvedTool resolved = co_await fleet_.resolve_tool(request.tool_id, true);
+  ResolvedTool resolved = co_await fleet_.resolve_tool(request.tool_id, Fleet::Need::online);
   if (!resolved.server) co_return refuse(resolved.refusal);
   Downstream* d = resolved.server;
   const config::GatewayPolicy& policy = config_->policy;

@@ -267,8 +267,12 @@ TEST_P(HostileTable, NoProcessFdOrThreadOutlivesTheTeardown) {
             "1000", "--log-level", "warn"},
            dir.path(), dir.path());
   s.initialize();
+  // A search of no server waits for the catalog cache's load: the cache's files are open
+  // (they are the gateway's, not a child's) before the fds are counted.
+  s.call_tool("gateway.catalog_search", R"({"filters":{"server":"no-such-server"}})");
   std::size_t fds_before = fd_count(s.pid());
-  // The loop's thread and the log's writer thread (core/log.hpp); no thread per child.
+  // The loop's thread, the log's writer thread (core/log.hpp) and the catalog store's worker
+  // (store/catalog_store.hpp); no thread per child.
   std::size_t threads_before = thread_count(s.pid());
   if (row.owner == Owner::auto_start_then_eof) {
     wait_row(s, [](const bj::value& v) {

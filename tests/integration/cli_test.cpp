@@ -141,7 +141,7 @@ TEST_F(Cli, AnOptionOfAnotherCommandSaysWhichCommandHasIt) {
 
 TEST_F(Cli, AnUnknownCommandIsNamedWithTheCommandsThatExist) {
   auto r = run_sluice({"frobnicate"}, dir_.path(), dir_.path());
-  expect_usage_error(r, {"unknown command frobnicate", "serve, call, servers, demo"});
+  expect_usage_error(r, {"unknown command frobnicate", "serve, call, servers, index, demo"});
   EXPECT_EQ(r.err.find("demo-server"), std::string::npos) << "internal commands stay hidden";
 }
 

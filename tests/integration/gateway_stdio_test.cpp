@@ -108,22 +108,30 @@ TEST_F(GatewayStdio, AnOversizedMessageIsRefusedAndTheSessionSurvives) {
   EXPECT_TRUE(sluice_->request("ping", "").at("result").is_object());
 }
 
-TEST_F(GatewayStdio, LazyServerShowsAsAnOfflineCardUntilConnected) {
+TEST_F(GatewayStdio, TheFirstSearchIndexesALazyServerAndFindsItsTools) {
   start_fixture();
-  auto before = sluice_->call_tool("gateway.catalog_search", "{}");
-  auto sc = before.at("structuredContent");
-  EXPECT_EQ(sc.at("results").as_array().size(), 0u);
-  ASSERT_EQ(sc.at("offline_servers").as_array().size(), 1u);
-  EXPECT_EQ(sc.at("offline_servers").at(0).at("server"), "fx");
-  EXPECT_EQ(sc.at("offline_servers").at(0).at("status"), "lazy");
-  auto conn = sluice_->call_tool("gateway.connect_server", R"({"server_name":"fx"})");
-  ASSERT_FALSE(is_error(conn)) << text_of(conn);
-  EXPECT_EQ(conn.at("structuredContent").at("status"), "online");
-  auto after = sluice_->call_tool("gateway.catalog_search", R"({"query":"echo"})");
-  auto results = after.at("structuredContent").at("results").as_array();
-  ASSERT_FALSE(results.empty());
+  auto health = sluice_->call_tool("gateway.health", "{}").at("structuredContent");
+  EXPECT_EQ(health.at("servers").at(0).at("status"), "lazy");
+  auto found = sluice_->call_tool("gateway.catalog_search", R"({"query":"echo"})");
+  auto sc = found.at("structuredContent");
+  auto results = sc.at("results").as_array();
+  ASSERT_FALSE(results.empty()) << sc;
   EXPECT_EQ(results[0].at("tool_id"), "fx::echo");
   EXPECT_EQ(results[0].at("availability"), "online");
+  EXPECT_EQ(results[0].at("source"), "online");
+  EXPECT_FALSE(sc.as_object().contains("offline_servers")) << sc;
+  // The counts: every tool the catalog knows, and how many matched.
+  EXPECT_GT(sc.at("total_tools").to_number<std::int64_t>(), 10);
+  EXPECT_EQ(sc.at("total_matches").to_number<std::int64_t>(), static_cast<std::int64_t>(results.size()));
+}
+
+TEST_F(GatewayStdio, ADisabledServerShowsAsAnOfflineCardAndIsNotStarted) {
+  start(R"("fx":)" + fixture_entry(marker_) + R"(,"off":{"command":"/nonexistent","disabled":true})");
+  auto sc = sluice_->call_tool("gateway.catalog_search", R"({"query":"echo"})").at("structuredContent");
+  ASSERT_EQ(sc.at("offline_servers").as_array().size(), 1u) << sc;
+  EXPECT_EQ(sc.at("offline_servers").at(0).at("server"), "off");
+  EXPECT_EQ(sc.at("offline_servers").at(0).at("status"), "disabled");
+  EXPECT_EQ(sc.at("results").at(0).at("tool_id"), "fx::echo");
 }
 
 TEST_F(GatewayStdio, DescribeStartsALazyServerAndReturnsTheFullSchema) {

@@ -6,7 +6,11 @@
 
 #include <fmt/format.h>
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <chrono>
+#include <optional>
 
 namespace sluice::gateway {
 namespace bj = boost::json;
@@ -36,6 +40,9 @@ SearchQuery query_of(const bj::object& args) {
     if (const auto* s = f->get_object().if_contains("server"); s && s->is_string()) {
       q.server = std::string(s->get_string());
     }
+    if (const auto* r = f->get_object().if_contains("read_only"); r && r->is_bool()) {
+      q.read_only = r->get_bool();
+    }
   }
   return q;
 }
@@ -50,8 +57,36 @@ bj::object offline_card(const Downstream& d) {
           ? "remote server: this transport is not supported yet"
       : d.phase() == Phase::disabled
           ? "disabled in its config file (\"disabled\": true): sluice does not start it"
+      : d.phase() == Phase::starting
+          ? "being indexed: its tools appear here once it has listed them (search again)"
+      : d.phase() == Phase::failed
+          ? "could not be started to list its tools: see gateway.health for its last error"
           : "tools not listed yet: call gateway.connect_server to start it and list them";
   return card;
+}
+
+// Where a server's tool list came from: `online` while it runs, else `cached` with the age
+// of the listing (this run's, or the catalog cache's when the server has not started yet).
+void add_source(bj::object& out, const Downstream& d) {
+  if (d.phase() == Phase::online) {
+    out["source"] = "online";
+    return;
+  }
+  out["source"] = "cached";
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  const std::int64_t listed = d.peer().listed_at_ms();
+  if (listed > 0) out["cached_age_s"] = std::max<std::int64_t>(0, (now_ms - listed) / 1000);
+}
+
+// filters.availability: "online" keeps the tools of running servers, "cached" the others.
+std::optional<bool> wanted_online(const bj::object& args) {
+  const auto* f = args.if_contains("filters");
+  if (!f || !f->is_object()) return std::nullopt;
+  const auto* a = f->get_object().if_contains("availability");
+  if (!a || !a->is_string() || a->get_string() == "any") return std::nullopt;
+  return a->get_string() == "online";
 }
 
 // `{"name": "<required: string>", ...}` for the properties of an input schema.
@@ -80,7 +115,15 @@ bj::object template_arguments(const bj::object& schema) {
 
 }  // namespace
 
-void Catalog::rebuild() {
+std::size_t Catalog::size() const {
+  std::size_t n = 0;
+  for (const auto& d : fleet_.servers()) {
+    if (d->tools_known()) n += d->tools().size();
+  }
+  return n;
+}
+
+std::vector<IndexedTool> Catalog::indexed_tools() {
   std::vector<IndexedTool> tools;
   docs_.clear();
   const auto& servers = fleet_.servers();
@@ -89,11 +132,27 @@ void Catalog::rebuild() {
     if (!d.tools_known()) continue;
     for (std::size_t t = 0; t < d.tools().size(); ++t) {
       const auto& tool = d.tools()[t];
-      tools.push_back(IndexedTool{d.name(), tool.name, tool.title, tool.description});
+      tools.push_back(indexed_tool(d.name(), tool.raw));
       docs_.emplace_back(s, t);
     }
   }
-  index_.rebuild(std::move(tools));
+  return tools;
+}
+
+void Catalog::rebuild() {
+  stale_ = false;
+  index_.rebuild(indexed_tools());
+  // A rebuild's scratch (the previous index, term tables, the texts it analysed) is freed
+  // above; give its pages back rather than keep them resident.
+  ::malloc_trim(0);
+}
+
+std::vector<std::string> Catalog::refresh() {
+  if (!stale_) return {};
+  stale_ = false;
+  index_.rebuild(indexed_tools(), 0);
+  ::malloc_trim(0);
+  return index_.unlooked_words();
 }
 
 bj::object Catalog::card(const SearchHit& hit) const {
@@ -107,12 +166,20 @@ bj::object Catalog::card(const SearchHit& hit) const {
   if (!tool.title.empty()) card["title"] = tool.title;
   card["short_description"] = short_description(tool.description);
   card["availability"] = d.phase() == Phase::online ? "online" : "offline";
+  add_source(card, d);
+  if (tool.read_only) card["read_only"] = true;
   if (!tool.validator && !tool.schema_problem.empty()) card["validatable"] = false;
   return card;
 }
 
-std::string Catalog::search(const bj::object& args) const {
+std::string Catalog::search(const bj::object& args) {
+  if (stale_) rebuild();
   SearchQuery q = query_of(args);
+  if (auto online = wanted_online(args)) {
+    q.keep = [this, want = *online](std::size_t doc) {
+      return (fleet_.servers()[docs_[doc].first]->phase() == Phase::online) == want;
+    };
+  }
   SearchResult found = index_.search(q);
   bj::array results;
   for (const auto& hit : found.hits) results.push_back(card(hit));
@@ -125,7 +192,9 @@ std::string Catalog::search(const bj::object& args) const {
   }
   bj::object out;
   out["results"] = std::move(results);
-  out["total_available"] = found.total_matches;
+  out["total_tools"] = index_.size();
+  out["total_matches"] = found.total_matches;
+  out["total_available"] = found.total_matches;  // the name before total_matches, kept
   out["truncated"] = found.total_matches > found.hits.size();
   // The total only when some offline servers have no card (counted before the move).
   const bool offline_truncated = offline_total > offline.size();
@@ -154,6 +223,12 @@ std::string describe_tool(const Downstream& d, const ToolEntry& tool, bool allow
   if (const auto* o = obj.if_contains("outputSchema")) out["outputSchema"] = *o;
   if (const auto* a = obj.if_contains("annotations")) out["annotations"] = *a;
   out["availability"] = d.phase() == Phase::online ? "online" : "offline";
+  add_source(out, d);
+  if (d.phase() != Phase::online) {
+    out["note"] =
+        "described from the catalog cache without starting the server; gateway.invoke starts "
+        "it and validates the arguments against its live schema";
+  }
   if (!tool.validator && !tool.schema_problem.empty()) {
     out["validatable"] = false;
     out["schema_problem"] = tool.schema_problem;

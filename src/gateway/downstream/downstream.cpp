@@ -24,7 +24,8 @@ Downstream::Downstream(asio::io_context& io, config::ServerConfig config,
       phase_(config_.name),
       restart_policy_(limits),
       peer_(io, config_.name, limits, events_,
-            [this](std::string_view method) { on_list_changed(method); }) {
+            [this](std::string_view method) { on_list_changed(method); }),
+      idle_timer_(io) {
   if (std::holds_alternative<config::RemoteServer>(config_.transport)) {
     last_error_ = "remote transports are not supported yet";
   }
@@ -73,6 +74,7 @@ void Downstream::settle_offline() {
 
 asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
   if (config_.disabled) co_return false;  // whoever asks, an operator's connect included
+  ++requests_;  // a call or a listing is on its way: activity for the idle watch
   if (phase() == Phase::online) co_return true;
   if (phase() == Phase::unsupported_transport || shutting_down_) co_return false;
   if (phase() == Phase::restarting && restart_done_) {
@@ -157,13 +159,14 @@ asio::awaitable<bool> Downstream::start_impl() {
     last_error_.clear();
     core::log::info("server {}: online, {} tools, protocol {}", config_.name, peer_.tools().size(),
                     peer_.protocol_version());
+    watch_idle();
   } else {
     co_await teardown(false);
     phase_.transition(Phase::failed);
     restart_policy_.start_failed(core::Clock::now());
   }
   started_->set();
-  if (ok && events_.tools_changed) events_.tools_changed();
+  if (ok) listed_now();
   co_return ok;
 }
 
@@ -191,7 +194,7 @@ void Downstream::connect_peer() {
 asio::awaitable<bool> Downstream::handshake_and_list() {
   bool ok = co_await peer_.handshake();
   if (ok) ok = co_await peer_.list_tools();
-  // Prompts and resources matter only when they are aggregated.
+  // Prompts and resources, when a client is relayed to (both modes list them).
   if (ok && events_.relay_request) {
     bool listed = co_await peer_.list_other();
     ok = listed;
@@ -228,6 +231,8 @@ asio::awaitable<mcp::Reply> Downstream::forward(std::string method, std::string 
                                                 std::chrono::milliseconds timeout,
                                                 core::CancelSignal* cancel) {
   if (!peer_.has_session() || phase() != Phase::online) return closed_reply();
+  ++requests_;
+  index_only_ = false;  // a client uses it: its own idle timeout applies again
   return peer_.forward(std::move(method), std::move(params), timeout, cancel);
 }
 
@@ -238,6 +243,8 @@ asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
                                                   std::string_view progress_token,
                                                   const mcp::CallTracking* tracking) {
   if (!peer_.has_session() || phase() != Phase::online) return closed_reply();
+  ++requests_;
+  index_only_ = false;  // a client uses it: its own idle timeout applies again
   return peer_.call_tool(tool, arguments_json, timeout, cancel, progress_token, tracking);
 }
 
@@ -252,7 +259,7 @@ void Downstream::on_list_changed(std::string_view method) {
           if (phase() != Phase::online) co_return;
           bool listed = co_await peer_.list_tools();
           if (!listed) fail(peer_.error());
-          if (listed && events_.tools_changed) events_.tools_changed();
+          if (listed) listed_now();
         },
         "a server's tool relisting");
     return;
@@ -264,6 +271,7 @@ void Downstream::on_list_changed(std::string_view method) {
 asio::awaitable<void> Downstream::relist_other(std::string notification) {
   bool listed = co_await peer_.list_other();
   if (!listed) fail(peer_.error());
+  if (listed && events_.listed) events_.listed();
   if (listed && events_.relay_notification) events_.relay_notification(notification, "");
 }
 
@@ -271,7 +279,7 @@ asio::awaitable<bool> Downstream::relist() {
   if (phase() != Phase::online || !peer_.has_session()) co_return false;
   bool ok = co_await peer_.list_tools();
   if (!ok) fail(peer_.error());
-  if (ok && events_.tools_changed) events_.tools_changed();
+  if (ok) listed_now();
   co_return ok;
 }
 

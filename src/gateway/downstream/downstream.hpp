@@ -1,7 +1,8 @@
 #pragma once
 // One downstream MCP server, composed of three parts a newcomer can name:
-// - its phase (PhaseMachine: lazy -> starting -> online, restarting, failed or offline) and
-//   its restart policy (RestartPolicy: a pure function of the time it is given);
+// - its phase (PhaseMachine: lazy -> starting -> online, restarting, failed, idle_stopped or
+//   offline), its restart policy (RestartPolicy: a pure function of the time it is given) and
+//   its idle watch (ds_idle_stop, idle.cpp: a timer on the loop, no cost per call);
 // - its connection (DownstreamTransport; a stdio child under process supervision today)
 //   and the MCP client role over it (DownstreamPeer: handshake, listings, calls);
 // - the admission of its tools (budgets per tool and the write lane).
@@ -26,8 +27,10 @@
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,11 @@ class Downstream {
   }
   const std::string& protocol_version() const { return peer_.protocol_version(); }
   bool tools_known() const { return peer_.tools_known(); }
+  // Takes the catalog cache's lists when the server has listed nothing in this run (it is
+  // lazy and its tools are unknown); whether it took them.
+  bool seed(const store::ServerListing& listing);
+  // The MCP client role: what it listed, when, and whether from the cache.
+  const DownstreamPeer& peer() const { return peer_; }
   const std::vector<ToolEntry>& tools() const { return peer_.tools(); }
   const ToolEntry* find_tool(std::string_view name) const;
 
@@ -67,6 +75,12 @@ class Downstream {
   int external_signal() const { return external_signal_; }
   std::size_t restarts() const { return restarts_; }
   std::uint64_t generation() const { return generation_; }
+  // A server that takes the place of an earlier one of the same name (a reload) counts its
+  // generations on from that one's, so that no two of them share an owner token (P3). Before
+  // its first start only.
+  void continue_generations_after(std::uint64_t generation) {
+    if (generation_ == 0) generation_ = generation;
+  }
 
   // tools/call with the arguments spliced verbatim. `progress_token` (JSON text) is sent
   // in _meta when non-empty.
@@ -128,6 +142,19 @@ class Downstream {
 
   pid_t pid() const { return transport_ ? transport_->pid() : -1; }
 
+  // ds_idle_stop (idle.cpp). The idle timeout in force: GatewayPolicy::index_idle while the
+  // server is marked index-only, else its entry's `idleTimeoutMs`, else the default (which
+  // autoStart servers do not take); nullopt when it is never idle-stopped.
+  std::optional<std::chrono::milliseconds> idle_timeout() const;
+  // The indexer started this server only to list it: until its first call it is stopped after
+  // GatewayPolicy::index_idle of idleness instead of its idle timeout.
+  void mark_index_only();
+  bool index_only() const { return index_only_; }
+  // When it was last idle-stopped (wall clock, for display); nullopt when never.
+  const std::optional<std::chrono::system_clock::time_point>& idle_stopped_at() const {
+    return idle_stopped_at_;
+  }
+
  private:
   asio::awaitable<bool> start();
   asio::awaitable<bool> start_impl();
@@ -138,6 +165,8 @@ class Downstream {
   asio::awaitable<bool> handshake_and_list();
   void start_failed(std::string reason);
   void on_list_changed(std::string_view method);
+  // A live listing of the tools succeeded: the gateway rebuilds its views and stores it.
+  void listed_now();
   asio::awaitable<void> relist_other(std::string notification);
   asio::awaitable<void> teardown(bool orderly);
   // The child ended while serving (exit, crash, closed stdout, or a foreign kill): starts
@@ -154,6 +183,22 @@ class Downstream {
   void settle_offline();
   // Identifies this generation's processes (and descendants that keep their environment).
   std::string spawn_token() const;
+
+  // The idle watch (idle.cpp): while online with an idle timeout, a tick every quarter of it
+  // compares what the server did since the last tick (frames received, requests sent, starts
+  // asked for); unchanged and not busy for the whole timeout, it takes ds_idle_stop.
+  struct ActivityMark {
+    std::uint64_t frames_in = 0;
+    std::uint64_t requests = 0;
+    bool operator==(const ActivityMark&) const = default;
+  };
+  ActivityMark activity_mark() const;
+  // A call pending (queued, in flight or abandoned), a request unanswered, or a subscription.
+  bool busy() const;
+  void watch_idle();
+  void schedule_idle_tick();
+  void idle_tick(std::uint64_t generation);
+  asio::awaitable<void> idle_stop();
 
   asio::io_context& io_;
   config::ServerConfig config_;
@@ -184,6 +229,16 @@ class Downstream {
   bool handling_end_ = false;  // on_unexpected_end runs
   bool relist_pending_ = false;
   bool held_ = false;
+
+  // The idle watch. requests_ counts requests sent and starts asked for (activity); the
+  // timer's handler holds `alive_` weakly, so a tick queued at destruction does nothing.
+  core::Timer idle_timer_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();
+  ActivityMark idle_mark_;
+  core::Clock::time_point idle_since_{};
+  std::uint64_t requests_ = 0;
+  bool index_only_ = false;
+  std::optional<std::chrono::system_clock::time_point> idle_stopped_at_;
 };
 
 }  // namespace sluice::gateway

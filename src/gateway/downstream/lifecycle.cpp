@@ -132,6 +132,7 @@ asio::awaitable<void> Downstream::teardown(bool orderly) {
 asio::awaitable<void> Downstream::stop(std::string reason) {
   held_ = true;  // also ends a restart loop waiting out its backoff
   if (backoff_timer_) backoff_timer_->cancel();
+  idle_timer_.cancel();
   if (restart_done_ && !restart_done_->is_set()) co_await restart_done_->wait();
   if (phase() == Phase::starting && started_) co_await started_->wait();
   if (tearing_down_) co_await teardown_done_->wait();
@@ -143,6 +144,7 @@ asio::awaitable<void> Downstream::stop(std::string reason) {
 asio::awaitable<void> Downstream::shutdown() {
   shutting_down_ = true;
   if (backoff_timer_) backoff_timer_->cancel();
+  idle_timer_.cancel();
   if (tearing_down_) co_await teardown_done_->wait();
   if (transport_) co_await teardown(true);
   settle_offline();

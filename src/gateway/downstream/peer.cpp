@@ -19,8 +19,8 @@ class DownstreamPeer::Handler : public mcp::Handler {
  public:
   explicit Handler(DownstreamPeer& owner) : owner_(owner) {}
   asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
-    // Server-to-client requests (sampling, elicitation, roots) are relayed in aggregate
-    // mode; behind meta-tools nothing is advertised, so they are not available.
+    // Server-to-client requests (sampling, elicitation, roots) are relayed to the client
+    // when the gateway relays them (it does in both modes); else nothing is advertised.
     if (!owner_.events_.relay_request) {
       request.respond_error(rpc::code::kMethodNotFound, "Method not found");
       co_return;
@@ -103,8 +103,8 @@ std::string DownstreamPeer::overlong_line_reason() const {
 }
 
 asio::awaitable<bool> DownstreamPeer::handshake() {
-  // In aggregate mode sluice relays sampling, elicitation and roots requests to its client,
-  // so it offers them; otherwise it offers nothing.
+  // When the gateway relays sampling, elicitation and roots requests to its client (both
+  // modes), sluice offers them; otherwise it offers nothing.
   std::string capabilities =
       events_.relay_request ? R"({"sampling":{},"elicitation":{},"roots":{}})" : "{}";
   std::string params = R"({"protocolVersion":)" + cj::quote(mcp::kLatestVersion) +
@@ -127,6 +127,7 @@ asio::awaitable<bool> DownstreamPeer::handshake() {
   protocol_version_ = std::string(v.get_string());
   auto caps = cj::member_span(reply.message->result(), "capabilities");
   server_capabilities_ = caps ? std::string(cj::trim(*caps)) : "{}";
+  read_server_info(reply.message->result());
   session_->notify("notifications/initialized", "");
   co_return true;
 }

@@ -15,6 +15,7 @@
 #include "gateway/downstream/transport.hpp"
 #include "mcp/session.hpp"
 #include "schema/schema.hpp"
+#include "store/catalog_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -42,9 +43,18 @@ struct ToolEntry {
   std::string schema_problem;               // value-free, when it did not compile
 };
 
+// The entry of one well-formed listed tool object (an object with a string name). Its input
+// schema is compiled with `schema_options`; with nullptr it is not (a tool seeded from the
+// catalog cache: a call starts the server and validates against the live list).
+ToolEntry tool_entry(const boost::json::value& listed, const schema::Options* schema_options,
+                     std::string_view server);
+
 // What the Downstream tells the gateway.
 struct DownstreamEvents {
   std::function<void()> tools_changed;
+  // A live listing succeeded (the tools, or the prompts and resources after them): the
+  // catalog cache stores what the server now lists.
+  std::function<void()> listed;
   // A notifications/progress from the downstream (params text as sent).
   std::function<void(std::string_view params)> progress;
   // A request from the downstream to the client (sampling, elicitation, roots): relayed to
@@ -52,19 +62,41 @@ struct DownstreamEvents {
   std::function<asio::awaitable<mcp::Reply>(std::string method, std::string params)> relay_request;
   // Any other notification the client should see (notifications/message), params as sent.
   std::function<void(std::string_view method, std::string_view params)> relay_notification;
-  // A lifecycle event for the audit: kind (crash, external_kill, auto_restart), outcome.
+  // A lifecycle event for the audit: kind (crash, external_kill, auto_restart,
+  // idle_stop), outcome.
   std::function<void(std::string_view kind, std::string_view outcome, std::uint64_t generation)>
       lifecycle;
+  // Whether a client session is subscribed to one of the server's resources: it is then
+  // not idle (ds_idle_stop). Unset: never.
+  std::function<bool()> has_subscriptions;
 };
+
+// What the bounds of one listing took from the server's last listing of one kind.
+struct ListBounds {
+  // Entries after the first Limits::max_tools_per_server kept, dropped unread (counted up
+  // to the page bound).
+  std::size_t over_cap = 0;
+  // The listing stopped at Limits::max_list_pages while the server offered a next page:
+  // entries beyond it were neither read nor counted.
+  bool pages_unread = false;
+  // Entries kept whose description or title (a tool's annotations.title too) was over
+  // kMaxListedTextBytes: cut at a UTF-8 boundary and marked "… (truncated)".
+  std::size_t texts_cut = 0;
+};
+
+// The longest description or title of a listed entry that sluice keeps.
+inline constexpr std::size_t kMaxListedTextBytes = 16 * 1024;
 
 // Entries of the server's last listing of each kind that were malformed and skipped: not
 // an object, or without a non-empty string name (tools, prompts), uri (resources) or
-// uriTemplate (templates) of its own.
+// uriTemplate (templates) of its own, or repeating an earlier entry's. And what the bounds
+// of each listing took (`*_bounds`).
 struct SkippedEntries {
   std::size_t tools = 0;
   std::size_t prompts = 0;
   std::size_t resources = 0;
   std::size_t resource_templates = 0;
+  ListBounds tools_bounds, prompts_bounds, resources_bounds, resource_templates_bounds;
 };
 
 class DownstreamPeer {
@@ -99,6 +131,18 @@ class DownstreamPeer {
   // Why the last failed step failed.
   const std::string& error() const { return error_; }
 
+  // Takes the lists of `listing` (the catalog cache's, of a server not started in this run):
+  // they count as known until a live listing replaces them. Malformed stored entries are
+  // skipped. Each list keeps the caps of a live listing.
+  void seed(const store::ServerListing& listing);
+  // Whether the lists are the cache's rather than this run's, and when they were listed
+  // (unix ms; 0 when nothing was listed).
+  bool lists_cached() const { return lists_cached_; }
+  std::int64_t listed_at_ms() const { return listed_at_ms_; }
+  // What the server reported in initialize (serverInfo), this run or the cached one.
+  const std::string& server_name() const { return server_name_; }
+  const std::string& server_version() const { return server_version_; }
+
   // tools/call with the arguments spliced verbatim; `progress_token` (JSON text) goes in
   // _meta when not empty. The session is kept alive across a teardown.
   asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
@@ -124,6 +168,10 @@ class DownstreamPeer {
     return session_ ? session_->counters().unmatched_responses : 0;
   }
   bool asked_for_roots() const { return asked_for_roots_; }
+  // Frames received and requests still unanswered on this generation's session (the idle
+  // watch reads them as activity).
+  std::uint64_t frames_received() const { return session_ ? session_->counters().frames_in : 0; }
+  std::size_t pending_requests() const { return session_ ? session_->pending_outgoing() : 0; }
   // Why a server that sent a line over the message cap was stopped (value-free).
   std::string overlong_line_reason() const;
 
@@ -137,6 +185,9 @@ class DownstreamPeer {
   asio::awaitable<bool> list_items(const Listing& listing, std::vector<std::string>& out,
                                    std::size_t& skipped);
   bool fail(std::string reason);
+  // Keeps serverInfo's name and version from an initialize result (short printable strings
+  // only; else empty).
+  void read_server_info(std::string_view initialize_result);
 
   asio::io_context& io_;
   std::string name_;
@@ -150,6 +201,9 @@ class DownstreamPeer {
   std::string protocol_version_;
   std::string server_capabilities_;  // the server's initialize capabilities (JSON text)
   bool tools_known_ = false;
+  bool lists_cached_ = false;
+  std::int64_t listed_at_ms_ = 0;
+  std::string server_name_, server_version_;
   bool asked_for_roots_ = false;
   std::vector<ToolEntry> tools_;
   std::vector<std::string> prompts_, resources_, resource_templates_;

@@ -27,6 +27,16 @@ std::string string_arg(const MetaCall& call, std::string_view key) {
 }  // namespace
 
 asio::awaitable<std::optional<std::string>> catalog_search(MetaCall& call) {
+  // Search is complete: the servers whose tools are not known yet are indexed first (within
+  // sluice.indexWaitMs); those still coming are listed with their status.
+  std::optional<std::string_view> server;
+  if (const auto* f = call.args.if_contains("filters"); f && f->is_object()) {
+    if (const auto* s = f->get_object().if_contains("server"); s && s->is_string()) {
+      server = s->get_string();
+    }
+  }
+  co_await call.gateway.index_missing(server);
+  call.gateway.prepare_catalog();
   co_return call.gateway.catalog().search(call.args);
 }
 
@@ -34,7 +44,7 @@ asio::awaitable<std::optional<std::string>> catalog_search(MetaCall& call) {
 
 asio::awaitable<std::optional<std::string>> describe(MetaCall& call) {
   std::string tool_id = string_arg(call, "tool_id");
-  ResolvedTool resolved = co_await call.gateway.fleet().resolve_tool(tool_id, false);
+  ResolvedTool resolved = co_await call.gateway.fleet().resolve_tool(tool_id, Fleet::Need::listed);
   if (!resolved.server) co_return mcp::error_result(resolved.refusal);
   co_return describe_tool(*resolved.server, *resolved.tool,
                           call.gateway.policy().allow_unvalidated_tools);

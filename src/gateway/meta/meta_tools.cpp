@@ -20,18 +20,24 @@ namespace {
 // on purpose (tests compare the list).
 constexpr MetaTool kMetaTools[] = {
     {"gateway.catalog_search", "Search tools",
-     "Search the tools of every server behind this gateway. Returns compact cards "
-     "(tool_id, server, tool_name, short_description, availability), best match first; an "
-     "empty query lists every tool. Use gateway.describe for a tool's full schema, then "
-     "gateway.invoke to call it.",
+     "Search the tools of every configured server behind this gateway, running or not. "
+     "Returns compact cards (tool_id, server, tool_name, short_description, availability, "
+     "source: online or cached with its age), best match first, with how many tools exist "
+     "and how many matched; an empty query lists every tool. Filters: server, read_only "
+     "(only tools that change nothing), availability (online: running servers only; cached: "
+     "the others). Use gateway.describe for a tool's full schema, then gateway.invoke to call "
+     "it (which starts its server when needed).",
      R"({"type":"object","properties":{"query":{"type":"string","maxLength":1000},)"
      R"("limit":{"type":"integer","minimum":1,"maximum":100,"default":20},)"
-     R"("filters":{"type":"object","properties":{"server":{"type":"string"}},)"
+     R"("filters":{"type":"object","properties":{"server":{"type":"string"},)"
+     R"("read_only":{"type":"boolean"},)"
+     R"("availability":{"type":"string","enum":["online","cached","any"]}},)"
      R"("additionalProperties":false}},"additionalProperties":false})",
      true, false, &catalog_search},
     {"gateway.describe", "Describe a tool",
      "The full description, input and output schemas, annotations and an invoke template of "
-     "one tool, by tool_id (server::tool). Starts the server if it is not running yet.",
+     "one tool, by tool_id (server::tool). Answers from the catalog cache without starting "
+     "the server when its tools are known (source says so); else starts it.",
      R"({"type":"object","properties":{"tool_id":{"type":"string","minLength":1,)"
      R"("maxLength":512}},"required":["tool_id"],"additionalProperties":false})",
      true, true, &describe},

@@ -9,8 +9,13 @@
 
 #include <boost/json/object.hpp>
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace sluice::gateway {
@@ -97,6 +102,13 @@ void add_identity(const Downstream& d, std::string_view status, bj::object& row)
                          : std::get<config::RemoteServer>(d.config().transport).type;
   row["tool_count"] = d.tools().size();
   row["tools_known"] = d.tools_known();
+  // Where its lists came from: this run's listing, or the catalog cache's.
+  if (d.tools_known()) {
+    row["lists_from"] = d.peer().lists_cached() ? "cache" : "this_run";
+    row["listed_at"] = fmt::format(
+        "{:%FT%TZ}", std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::time_point(
+                         std::chrono::milliseconds(d.peer().listed_at_ms()))));
+  }
   bj::array not_validatable;
   std::size_t not_validatable_count = 0;
   for (const auto& tool : d.tools()) {
@@ -116,17 +128,48 @@ void add_identity(const Downstream& d, std::string_view status, bj::object& row)
   row["source"] = d.config().source_file;
 }
 
+// What the bounds of its last listings took: entries beyond the cap (dropped unread), lists
+// cut short at the page bound, descriptions and titles cut.
+void add_list_bounds(const SkippedEntries& skipped, bj::object& row) {
+  const std::pair<const char*, const ListBounds*> lists[] = {
+      {"tools", &skipped.tools_bounds},
+      {"prompts", &skipped.prompts_bounds},
+      {"resources", &skipped.resources_bounds},
+      {"resource_templates", &skipped.resource_templates_bounds}};
+  bj::object over_cap, texts_cut;
+  bj::array pages_unread;
+  for (const auto& [list, bounds] : lists) {
+    over_cap[list] = bounds->over_cap;
+    texts_cut[list] = bounds->texts_cut;
+    if (bounds->pages_unread) pages_unread.emplace_back(list);
+  }
+  row["list_entries_over_cap"] = std::move(over_cap);
+  row["list_texts_cut"] = std::move(texts_cut);
+  if (!pages_unread.empty()) row["list_pages_unread"] = std::move(pages_unread);
+}
+
 // Its process, what sluice dropped from its output, and whether it must be restarted.
 void add_process(const Downstream& d, bj::object& row) {
   row["generation"] = d.generation();
   if (d.pid() > 0) row["pid"] = d.pid();
   row["restarts"] = d.restarts();
+  // ds_idle_stop: the idle timeout in force (null: never) and the last idle stop (UTC).
+  const std::optional<std::chrono::milliseconds> idle_timeout = d.idle_timeout();
+  row["idle_timeout_ms"] = idle_timeout ? bj::value(idle_timeout->count()) : bj::value(nullptr);
+  if (d.index_only()) row["index_only"] = true;
+  if (const auto& at = d.idle_stopped_at(); at) {
+    row["idle_stopped_at"] =
+        fmt::format("{:%FT%TZ}", std::chrono::floor<std::chrono::seconds>(*at));
+  } else {
+    row["idle_stopped_at"] = nullptr;
+  }
   // Downstream output is untrusted: what sluice dropped from this server's lists and answers.
   const auto& skipped = d.skipped_entries();
   row["skipped_list_entries"] = bj::object{{"tools", skipped.tools},
                                            {"prompts", skipped.prompts},
                                            {"resources", skipped.resources},
                                            {"resource_templates", skipped.resource_templates}};
+  add_list_bounds(skipped, row);
   row["unmatched_responses"] = d.unmatched_responses();
   if (d.held()) row["held"] = true;
   std::string next_step = "gateway.restart_server {\"server_name\":\"" + d.name() + "\"}";
@@ -140,6 +183,17 @@ void add_process(const Downstream& d, bj::object& row) {
         {"reason", "ds_stale_code: its executable changed on disk since it was started"},
         {"next_step", next_step}};
   }
+}
+
+// The catalog cache: whether sluice serves with it, and what went wrong (value-free).
+bj::object cache_report(const store::CatalogStore* cache) {
+  if (!cache) return bj::object{{"available", false}, {"problem", "off (no state directory, or --no-cache)"}};
+  const store::StoreStatus st = cache->status();
+  bj::object out{{"available", st.available}, {"path", st.path}, {"writes", st.writes},
+                 {"failed_writes", st.failed_writes}, {"dropped_writes", st.dropped_writes},
+                 {"refused_listings", st.refused_listings}};
+  out["problem"] = st.problem.empty() ? bj::value(nullptr) : bj::value(st.problem);
+  return out;
 }
 
 bj::object server_row(const Downstream& d, std::string_view status,
@@ -169,7 +223,9 @@ bj::object Gateway::health(const HealthQuery& query) const {
     if (query.status && status != *query.status) continue;
     const std::size_t position = matching++;
     if (position < query.offset || servers.size() >= query.limit) continue;
-    servers.push_back(server_row(*d, status, oldest));
+    bj::object row = server_row(*d, status, oldest);
+    reload_.add_to_row(*d, row);  // a configuration change waiting for it
+    servers.push_back(std::move(row));
   }
   auto uptime =
       std::chrono::duration_cast<std::chrono::milliseconds>(core::Clock::now() - started_at_);
@@ -180,6 +236,10 @@ bj::object Gateway::health(const HealthQuery& query) const {
                  : options_.expose_all                       ? "all"
                                                              : "meta";
   gw["tools_indexed"] = catalog_.size();
+  gw["servers_indexing"] = indexer_.in_progress();
+  // Words of the catalog whose WordNet synonyms are being looked up (off the loop).
+  gw["synonym_words_pending"] = synonyms_.pending();
+  gw["catalog_cache"] = cache_report(cache_.get());
   gw["pending_calls"] = calls_.size();
   // Invariant guards: coroutines and request handlers ended by an exception (each logged),
   // and releases of an admission slot that was not held (release builds; debug asserts).
@@ -195,6 +255,7 @@ bj::object Gateway::health(const HealthQuery& query) const {
   }
   bj::object out;
   out["gateway"] = std::move(gw);
+  reload_.add_to_health(out);  // config_generation, config_files, config_reload
   bj::object counts;
   for (const auto& [status, n] : by_status) counts[status] = n;
   out["servers_by_status"] = std::move(counts);

@@ -84,12 +84,12 @@ TEST_F(PartsTest, TheFleetFindsEveryServerByNameAndSuggestsANearOneForATypo) {
 }
 
 TEST_F(PartsTest, AToolIdIsResolvedOnlyToAToolOfAnAvailableServer) {
-  ResolvedTool no_id = run(fleet_.resolve_tool("plain", true));
+  ResolvedTool no_id = run(fleet_.resolve_tool("plain", Fleet::Need::online));
   EXPECT_EQ(no_id.server, nullptr);
   EXPECT_NE(no_id.refusal.find("is not a tool id"), std::string::npos) << no_id.refusal;
-  ResolvedTool unknown = run(fleet_.resolve_tool("nope::t", true));
+  ResolvedTool unknown = run(fleet_.resolve_tool("nope::t", Fleet::Need::online));
   EXPECT_NE(unknown.refusal.find("no configured server is named nope"), std::string::npos);
-  ResolvedTool disabled = run(fleet_.resolve_tool("server0::t", true));
+  ResolvedTool disabled = run(fleet_.resolve_tool("server0::t", Fleet::Need::online));
   EXPECT_EQ(disabled.server, nullptr);
   EXPECT_NE(disabled.refusal.find("server server0 is not available (disabled)"), std::string::npos)
       << disabled.refusal;

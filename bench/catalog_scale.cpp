@@ -1,0 +1,210 @@
+// The catalog at scale, in one run: N configured fixture servers with T tools each
+//   1. `sluice index` of all of them (sluice.indexConcurrency, 8) against one server's start:
+//      how many single starts the whole indexing costs (ideal N/8, serial N);
+//   2. `gateway.catalog_search` answered from the cache with no server running: p50/p90 of
+//      the round trip, beside an MCP ping's round trip (the stdio floor), and sluice's RSS;
+//   3. a first search on an empty cache, one lazy server: its answer (holding that server's
+//      tool) against one direct start of the same server.
+// Usage: sluice_catalog_scale SLUICE FIXTURE [SERVERS=100] [TOOLS=100] [QUERIES=300]
+// Prints each figure beside its target; exits 1 when a protocol step fails (not on a target).
+#include "load_process.hpp"
+
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
+namespace {
+
+namespace bj = boost::json;
+using sluice::bench::Clock;
+using sluice::bench::Process;
+using Micros = std::chrono::duration<double, std::micro>;
+
+struct Paths {
+  std::string sluice, fixture;
+  std::filesystem::path dir;
+};
+
+std::string fixture_config(const Paths& p, std::size_t servers, std::size_t tools,
+                           const std::string& prefix) {
+  bj::object entries;
+  for (std::size_t i = 0; i < servers; ++i) {
+    std::string name = fmt::format("{}{:03}", prefix, i);
+    entries[name] = bj::object{
+        {"command", p.fixture},
+        {"args", bj::array{"--name=" + name, fmt::format("--tools={}", tools)}}};
+  }
+  return bj::serialize(bj::object{{"mcpServers", std::move(entries)}});
+}
+
+std::filesystem::path write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Runs `sluice index --json ...` and returns its summary.
+bj::object run_index(const Paths& p, const std::filesystem::path& config,
+                     const std::filesystem::path& state) {
+  Process proc({p.sluice, "index", "--json", "--no-discover", "--config", config.string(),
+                "--state-dir", state.string(), "--log-level", "error"},
+               true, true);
+  std::string line = proc.read_line();
+  int status = proc.stop(false);
+  bj::value v = bj::parse(line);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw sluice::bench::ProtocolError("sluice index failed: " + line);
+  }
+  return v.as_object();
+}
+
+// One MCP client session over a sluice's stdio.
+class Client {
+ public:
+  Client(const Paths& p, const std::filesystem::path& config, const std::filesystem::path& state)
+      : proc_({p.sluice, "--no-discover", "--config", config.string(), "--state-dir",
+               state.string(), "--log-level", "error"},
+              true, true) {
+    request("initialize",
+            R"({"protocolVersion":"2025-06-18","capabilities":{},)"
+            R"("clientInfo":{"name":"bench","version":"1"}})");
+    proc_.write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  }
+  bj::value request(const std::string& method, const std::string& params) {
+    const std::string id = std::to_string(++next_id_);
+    proc_.write_line(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":")" + method +
+                     R"(","params":)" + params + "}");
+    for (;;) {
+      bj::value v = bj::parse(proc_.read_line());
+      const auto* got = v.as_object().if_contains("id");
+      if (got && bj::serialize(*got) == id) return v;
+    }
+  }
+  bj::object search(const std::string& query) {
+    bj::value v = request(
+        "tools/call", bj::serialize(bj::object{
+                          {"name", "gateway.catalog_search"},
+                          {"arguments", bj::object{{"query", query}, {"limit", 10}}}}));
+    return v.at("result").at("structuredContent").as_object();
+  }
+  Process& process() { return proc_; }
+
+ private:
+  Process proc_;
+  int next_id_ = 0;
+};
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+const char* verdict(bool ok) { return ok ? "ok" : "ABOVE TARGET"; }
+
+// One direct start of the fixture: spawn, initialize, tools/list, in ms.
+double direct_start_ms(const Paths& p, std::size_t tools) {
+  const auto began = Clock::now();
+  Process fx({p.fixture, "--name=direct", fmt::format("--tools={}", tools)}, true, true);
+  fx.write_line(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+                R"("2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}})");
+  fx.read_line();
+  fx.write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  fx.write_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+  fx.read_line();
+  return std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+}
+
+void bench_index(const Paths& p, std::size_t servers, std::size_t tools) {
+  auto one = write_file(p.dir / "one.json", fixture_config(p, 1, tools, "single"));
+  std::vector<double> singles;
+  for (int i = 0; i < 3; ++i) {
+    singles.push_back(static_cast<double>(
+        run_index(p, one, p.dir / fmt::format("one-state-{}", i)).at("elapsed_ms").as_int64()));
+  }
+  const double single = std::max(percentile(singles, 0.5), 1.0);
+  auto all = write_file(p.dir / "all.json", fixture_config(p, servers, tools, "s"));
+  bj::object summary = run_index(p, all, p.dir / "state");
+  const double elapsed = static_cast<double>(summary.at("elapsed_ms").as_int64());
+  const double concurrency = static_cast<double>(summary.at("concurrency").to_number<std::uint64_t>());
+  const double ideal = static_cast<double>(servers) / concurrency;
+  const double starts = elapsed / single;
+  fmt::print("index: {} servers, {} tools in {:.0f} ms; one server's index {:.0f} ms\n",
+             summary.at("indexed").to_number<std::uint64_t>(), summary.at("tools").to_number<std::uint64_t>(), elapsed, single);
+  fmt::print("index: {:.1f} single starts (ideal {:.1f} at concurrency {:.0f}, serial {}): {}\n",
+             starts, ideal, concurrency, servers, verdict(starts <= 2.0 * ideal));
+}
+
+void bench_search(const Paths& p, std::size_t servers, std::size_t queries) {
+  Client c(p, p.dir / "all.json", p.dir / "state");
+  bj::object first = c.search("look up");  // waits for the cache's load
+  const auto running = sluice::bench::children_of(c.process().pid()).size();
+  static const std::vector<std::string> kQueries = {
+      "weather forecast for a city", "translate a phrase", "open support tickets",
+      "flights between airports",    "recipe with an ingredient", "commits on a branch",
+      "contacts address book",       "service metrics",           "route between two places",
+      "stock price",                 "exchange rate",             "generated tool 0042"};
+  std::vector<double> search_us, ping_us;
+  for (std::size_t i = 0; i < queries; ++i) {
+    auto t0 = Clock::now();
+    c.request("ping", "{}");
+    auto t1 = Clock::now();
+    c.search(kQueries[i % kQueries.size()]);
+    auto t2 = Clock::now();
+    ping_us.push_back(Micros(t1 - t0).count());
+    search_us.push_back(Micros(t2 - t1).count());
+  }
+  const double rss_mib = static_cast<double>(sluice::bench::rss_kib(c.process().pid())) / 1024.0;
+  const double p50 = percentile(search_us, 0.5);
+  fmt::print("search: {} tools cached from {} servers, {} running\n",
+             first.at("total_tools").to_number<std::uint64_t>(), servers, running);
+  fmt::print("search: p50 {:.0f} us, p90 {:.0f} us (ping p50 {:.0f} us) over {} queries: {}\n",
+             p50, percentile(search_us, 0.9), percentile(ping_us, 0.5), queries,
+             verdict(p50 <= 1000.0));
+  fmt::print("search: sluice RSS {:.1f} MiB with every server cached and none running: {}\n",
+             rss_mib, verdict(rss_mib <= 20.0));
+}
+
+void bench_first_search(const Paths& p, std::size_t tools) {
+  auto config = write_file(p.dir / "first.json", fixture_config(p, 1, tools, "lazy"));
+  const double direct = direct_start_ms(p, tools);
+  Client c(p, config, p.dir / "empty-state");
+  const auto began = Clock::now();
+  bj::object found = c.search("generated tool 0001");
+  const double first = std::chrono::duration<double, std::milli>(Clock::now() - began).count();
+  const auto& results = found.at("results").as_array();
+  const bool hit = !results.empty() && results[0].at("server") == "lazy000";
+  fmt::print("first search, empty cache: {:.1f} ms, one direct start {:.1f} ms (+{:.1f} ms), "
+             "found the lazy server's tool: {}\n",
+             first, direct, first - direct, hit ? "yes" : "NO");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s SLUICE FIXTURE [SERVERS] [TOOLS] [QUERIES]\n", argv[0]);
+    return 2;
+  }
+  const std::size_t servers = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 100;
+  const std::size_t tools = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 100;
+  const std::size_t queries = argc > 5 ? std::strtoul(argv[5], nullptr, 10) : 300;
+  char dir_template[] = "/tmp/sluice-catalog-scale-XXXXXX";
+  if (!mkdtemp(dir_template)) return 1;
+  Paths p{std::filesystem::absolute(argv[1]).string(), std::filesystem::absolute(argv[2]).string(),
+          dir_template};
+  int rc = 0;
+  try {
+    bench_index(p, servers, tools);
+    bench_search(p, servers, queries);
+    bench_first_search(p, tools);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "catalog_scale: %s\n", e.what());
+    rc = 1;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(p.dir, ec);
+  return rc;
+}
