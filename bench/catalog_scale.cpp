@@ -5,7 +5,9 @@
 //      the round trip, beside an MCP ping's round trip (the stdio floor), and sluice's RSS;
 //   3. a first search on an empty cache, one lazy server: its answer (holding that server's
 //      tool) against one direct start of the same server.
-// Usage: sluice_catalog_scale SLUICE FIXTURE [SERVERS=100] [TOOLS=100] [QUERIES=300]
+// Usage: sluice_catalog_scale SLUICE FIXTURE [SERVERS=100] [TOOLS=100] [QUERIES=300] [START_MS=100]
+// The servers of step 1 take START_MS to start (--start-delay-ms), as real ones do (a node
+// server takes 100 ms or more); the fixture itself starts in a few ms.
 // Prints each figure beside its target; exits 1 when a protocol step fails (not on a target).
 #include "load_process.hpp"
 
@@ -30,13 +32,14 @@ struct Paths {
 };
 
 std::string fixture_config(const Paths& p, std::size_t servers, std::size_t tools,
-                           const std::string& prefix) {
+                           const std::string& prefix, std::size_t start_ms = 0) {
   bj::object entries;
   for (std::size_t i = 0; i < servers; ++i) {
     std::string name = fmt::format("{}{:03}", prefix, i);
     entries[name] = bj::object{
         {"command", p.fixture},
-        {"args", bj::array{"--name=" + name, fmt::format("--tools={}", tools)}}};
+        {"args", bj::array{"--name=" + name, fmt::format("--tools={}", tools),
+                           fmt::format("--start-delay-ms={}", start_ms)}}};
   }
   return bj::serialize(bj::object{{"mcpServers", std::move(entries)}});
 }
@@ -117,22 +120,24 @@ double direct_start_ms(const Paths& p, std::size_t tools) {
   return std::chrono::duration<double, std::milli>(Clock::now() - began).count();
 }
 
-void bench_index(const Paths& p, std::size_t servers, std::size_t tools) {
-  auto one = write_file(p.dir / "one.json", fixture_config(p, 1, tools, "single"));
+void bench_index(const Paths& p, std::size_t servers, std::size_t tools, std::size_t start_ms) {
+  auto one = write_file(p.dir / "one.json", fixture_config(p, 1, tools, "single", start_ms));
   std::vector<double> singles;
   for (int i = 0; i < 3; ++i) {
     singles.push_back(static_cast<double>(
         run_index(p, one, p.dir / fmt::format("one-state-{}", i)).at("elapsed_ms").as_int64()));
   }
   const double single = std::max(percentile(singles, 0.5), 1.0);
-  auto all = write_file(p.dir / "all.json", fixture_config(p, servers, tools, "s"));
+  auto all = write_file(p.dir / "all.json", fixture_config(p, servers, tools, "s", start_ms));
   bj::object summary = run_index(p, all, p.dir / "state");
   const double elapsed = static_cast<double>(summary.at("elapsed_ms").as_int64());
   const double concurrency = static_cast<double>(summary.at("concurrency").to_number<std::uint64_t>());
   const double ideal = static_cast<double>(servers) / concurrency;
   const double starts = elapsed / single;
-  fmt::print("index: {} servers, {} tools in {:.0f} ms; one server's index {:.0f} ms\n",
-             summary.at("indexed").to_number<std::uint64_t>(), summary.at("tools").to_number<std::uint64_t>(), elapsed, single);
+  fmt::print("index: {} servers starting in {} ms each, {} tools in {:.0f} ms; one server's "
+             "index {:.0f} ms\n",
+             summary.at("indexed").to_number<std::uint64_t>(), start_ms,
+             summary.at("tools").to_number<std::uint64_t>(), elapsed, single);
   fmt::print("index: {:.1f} single starts (ideal {:.1f} at concurrency {:.0f}, serial {}): {}\n",
              starts, ideal, concurrency, servers, verdict(starts <= 2.0 * ideal));
 }
@@ -156,15 +161,20 @@ void bench_search(const Paths& p, std::size_t servers, std::size_t queries) {
     ping_us.push_back(Micros(t1 - t0).count());
     search_us.push_back(Micros(t2 - t1).count());
   }
-  const double rss_mib = static_cast<double>(sluice::bench::rss_kib(c.process().pid())) / 1024.0;
+  const pid_t pid = c.process().pid();
+  const double rss_mib = static_cast<double>(sluice::bench::rss_kib(pid)) / 1024.0;
+  const double anon_mib = static_cast<double>(sluice::bench::status_kib(pid, "RssAnon")) / 1024.0;
+  const double file_mib = static_cast<double>(sluice::bench::status_kib(pid, "RssFile")) / 1024.0;
   const double p50 = percentile(search_us, 0.5);
   fmt::print("search: {} tools cached from {} servers, {} running\n",
              first.at("total_tools").to_number<std::uint64_t>(), servers, running);
   fmt::print("search: p50 {:.0f} us, p90 {:.0f} us (ping p50 {:.0f} us) over {} queries: {}\n",
              p50, percentile(search_us, 0.9), percentile(ping_us, 0.5), queries,
              verdict(p50 <= 1000.0));
-  fmt::print("search: sluice RSS {:.1f} MiB with every server cached and none running: {}\n",
-             rss_mib, verdict(rss_mib <= 20.0));
+  fmt::print(
+      "search: sluice RSS {:.1f} MiB ({:.1f} its own heap and stacks, {:.1f} binary and library "
+      "pages) with every server cached and none running: {}\n",
+      rss_mib, anon_mib, file_mib, verdict(rss_mib <= 20.0));
 }
 
 void bench_first_search(const Paths& p, std::size_t tools) {
@@ -185,19 +195,21 @@ void bench_first_search(const Paths& p, std::size_t tools) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s SLUICE FIXTURE [SERVERS] [TOOLS] [QUERIES]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SLUICE FIXTURE [SERVERS] [TOOLS] [QUERIES] [START_MS]\n",
+                 argv[0]);
     return 2;
   }
   const std::size_t servers = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 100;
   const std::size_t tools = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 100;
   const std::size_t queries = argc > 5 ? std::strtoul(argv[5], nullptr, 10) : 300;
+  const std::size_t start_ms = argc > 6 ? std::strtoul(argv[6], nullptr, 10) : 100;
   char dir_template[] = "/tmp/sluice-catalog-scale-XXXXXX";
   if (!mkdtemp(dir_template)) return 1;
   Paths p{std::filesystem::absolute(argv[1]).string(), std::filesystem::absolute(argv[2]).string(),
           dir_template};
   int rc = 0;
   try {
-    bench_index(p, servers, tools);
+    bench_index(p, servers, tools, start_ms);
     bench_search(p, servers, queries);
     bench_first_search(p, tools);
   } catch (const std::exception& e) {

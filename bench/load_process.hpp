@@ -247,13 +247,19 @@ inline int kill_survivors(const std::vector<ChildId>& children) {
   return survivors;
 }
 
-inline long rss_kib(pid_t pid) {
+// One field of /proc/PID/status in KiB: VmRSS (the whole resident set), RssAnon (the
+// process's own heap and stacks) or RssFile (pages of the binary and its libraries).
+inline long status_kib(pid_t pid, std::string_view field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    if (line.size() > field.size() && line.compare(0, field.size(), field) == 0 &&
+        line[field.size()] == ':') {
+      return std::strtol(line.c_str() + field.size() + 1, nullptr, 10);
+    }
   }
-  throw std::runtime_error("cannot read VmRSS of pid " + std::to_string(pid));
+  throw std::runtime_error("cannot read " + std::string(field) + " of pid " + std::to_string(pid));
 }
+inline long rss_kib(pid_t pid) { return status_kib(pid, "VmRSS"); }
 
 }  // namespace sluice::bench

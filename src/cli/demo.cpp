@@ -100,24 +100,27 @@ asio::awaitable<bool> list_tools(mcp::Session& s) {
   co_return true;
 }
 
-asio::awaitable<void> show_offline_servers(mcp::Session& s) {
-  step(3, "gateway.catalog_search {} : servers not started yet show as offline cards");
-  auto search0 = co_await s.request("tools/call", tool_call("gateway.catalog_search", "{}"), 15s);
+asio::awaitable<void> index_on_search(mcp::Session& s) {
+  step(3,
+       "gateway.catalog_search {\"query\":\"count words\"} : search covers every server; the "
+       "lazy one is started and indexed first");
+  auto search0 = co_await s.request(
+      "tools/call", tool_call("gateway.catalog_search", R"({"query":"count words","limit":1})"),
+      15s);
   bj::value r0 = structured(search0);
-  if (r0.is_object()) {
-    if (const auto* off = r0.as_object().if_contains("offline_servers")) {
-      for (const auto& c : off->as_array()) {
-        print_out(fmt::format("    {} ({}): {}", std::string_view(c.at("server").as_string()),
-                              std::string_view(c.at("status").as_string()),
-                              std::string_view(c.at("short_description").as_string())));
-      }
-    }
+  if (!r0.is_object()) co_return;
+  for (const auto& c : r0.at("results").as_array()) {
+    print_out(fmt::format("    {} (source {}), of {} tools",
+                          std::string_view(c.at("tool_id").as_string()),
+                          std::string_view(c.at("source").as_string()),
+                          r0.at("total_tools").to_number<std::int64_t>()));
   }
 }
 
 asio::awaitable<bool> connect_demo(mcp::Session& s) {
   step(4,
-       "gateway.connect_server {\"server_name\":\"demo\"} : sluice spawns it and lists its tools");
+       "gateway.connect_server {\"server_name\":\"demo\"} : it is already running (the search "
+       "started it)");
   auto conn = co_await s.request(
       "tools/call", tool_call("gateway.connect_server", R"({"server_name":"demo"})"), 30s);
   bj::value c = structured(conn);
@@ -207,7 +210,7 @@ asio::awaitable<void> show_health(mcp::Session& s) {
 asio::awaitable<int> tour(std::shared_ptr<mcp::Session> s) {
   if (!co_await initialize(*s)) co_return 1;
   if (!co_await list_tools(*s)) co_return 1;
-  co_await show_offline_servers(*s);
+  co_await index_on_search(*s);
   if (!co_await connect_demo(*s)) co_return 1;
   co_await search_tools(*s);
   co_await describe_tool(*s);
@@ -286,7 +289,10 @@ int run_demo(const std::string& self_path) {
 
   process::SpawnSpec spec;
   spec.program = self_path;
-  spec.args = {"serve", "--no-discover", "--config", config.string(), "--log-level", "warn"};
+  // The demo's catalog cache lives beside its config, not in the user's state directory.
+  spec.args = {"serve",         "--no-discover", "--config",
+               config.string(), "--state-dir",   (config.parent_path() / "state").string(),
+               "--log-level",   "warn"};
   auto child = process::Child::spawn(spec);
   if (!child) {
     print_err("sluice demo: cannot start sluice serve: " + child.error().message);

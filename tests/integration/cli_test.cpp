@@ -212,7 +212,7 @@ TEST_F(Cli, HelpListsTheChoicesOfExposeOnceAndExitsZero) {
 }
 
 TEST_F(Cli, EachCommandsHelpExitsZero) {
-  for (const char* command : {"serve", "call", "servers", "demo"}) {
+  for (const char* command : {"serve", "call", "servers", "index", "demo"}) {
     auto r = run_sluice({command, "--help"}, dir_.path(), dir_.path());
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << command << "\n" << r.out;
@@ -251,11 +251,14 @@ TEST_F(Cli, EveryCommandTheDocsNameExists) {
 TEST_F(Cli, DemoRunsTheWholeTourWithNoConfigurationOnTheMachine) {
   auto r = run_sluice({"demo"}, dir_.path(), dir_.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char* step : {"[1] initialize", "[5] gateway.catalog_search", "demo::word_count",
+  for (const char* step : {"[1] initialize", "[3] gateway.catalog_search",
+                           "demo::word_count (source online)", "[5] gateway.catalog_search",
                            "7 words, 2 lines", "$.text: must be a string", "[9] gateway.health"}) {
     EXPECT_NE(r.out.find(step), std::string::npos) << step << "\n" << r.out;
   }
   EXPECT_EQ(r.out.find("hunter2"), std::string::npos);
+  // Its catalog cache lived in its own folder: nothing is left in the user's state directory.
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / ".local" / "state" / "sluice"));
 }
 
 TEST_F(Cli, AMalformedConfigFileIsLeftOutWithOneValueFreeWarning) {
