@@ -124,9 +124,12 @@ std::size_t Catalog::size() const {
 }
 
 std::vector<IndexedTool> Catalog::indexed_tools() {
-  std::vector<IndexedTool> tools;
-  docs_.clear();
   const auto& servers = fleet_.servers();
+  std::vector<IndexedTool> tools;
+  tools.reserve(size());
+  docs_.clear();
+  docs_.shrink_to_fit();
+  docs_.reserve(tools.capacity());
   for (std::size_t s = 0; s < servers.size(); ++s) {
     const auto& d = *servers[s];
     if (!d.tools_known()) continue;
