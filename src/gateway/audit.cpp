@@ -1,13 +1,13 @@
 #include "gateway/audit.hpp"
 
+#include "core/wall_clock.hpp"
+
 #include <boost/json/object.hpp>
 
 namespace sluice::gateway {
 
 void AuditRing::record(AuditEvent event) {
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
+  auto now = core::unix_ms_now();
   events_.push_front(Stamped{now, std::move(event)});
   if (events_.size() > capacity_) {
     events_.pop_back();

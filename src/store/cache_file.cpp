@@ -1,5 +1,7 @@
 #include "store/cache_file.hpp"
 
+#include "core/wall_clock.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,9 +89,7 @@ CacheFileCheck prepare_file(const std::filesystem::path& file) {
 }
 
 std::string move_aside(const std::filesystem::path& file) {
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+  const auto seconds = core::unix_ms_now() / 1000;
   std::filesystem::path target = file;
   target += ".corrupt-" + std::to_string(seconds);
   std::error_code ec;

@@ -1,5 +1,6 @@
 #include "gateway/catalog/catalog.hpp"
 
+#include "core/wall_clock.hpp"
 #include "mcp/tool_result.hpp"
 
 #include <boost/json/parse.hpp>
@@ -73,9 +74,7 @@ void add_source(bj::object& out, const Downstream& d) {
     return;
   }
   out["source"] = "cached";
-  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
+  const std::int64_t now_ms = core::unix_ms_now();
   const std::int64_t listed = d.peer().listed_at_ms();
   if (listed > 0) out["cached_age_s"] = std::max<std::int64_t>(0, (now_ms - listed) / 1000);
 }

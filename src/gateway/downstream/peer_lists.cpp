@@ -5,6 +5,7 @@
 #include "core/describe.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
+#include "core/wall_clock.hpp"
 #include "gateway/downstream/peer.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -213,9 +214,7 @@ asio::awaitable<bool> DownstreamPeer::list_tools() {
   tools_ = std::move(tools);
   tools_known_ = true;
   lists_cached_ = false;
-  listed_at_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
+  listed_at_ms_ = core::unix_ms_now();
   co_return true;
 }
 

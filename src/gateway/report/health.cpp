@@ -3,6 +3,7 @@
 // and one over the pending calls, so that a large fleet cannot stall the loop or overflow the
 // answer.
 #include "core/log.hpp"
+#include "core/wall_clock.hpp"
 #include "core/spawn.hpp"
 #include "gateway/gateway.hpp"
 #include "mcp/pagination.hpp"
@@ -105,9 +106,8 @@ void add_identity(const Downstream& d, std::string_view status, bj::object& row)
   // Where its lists came from: this run's listing, or the catalog cache's.
   if (d.tools_known()) {
     row["lists_from"] = d.peer().lists_cached() ? "cache" : "this_run";
-    row["listed_at"] = fmt::format(
-        "{:%FT%TZ}", std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::time_point(
-                         std::chrono::milliseconds(d.peer().listed_at_ms()))));
+    row["listed_at"] = core::utc_text(std::chrono::system_clock::time_point(
+        std::chrono::milliseconds(d.peer().listed_at_ms())));
   }
   bj::array not_validatable;
   std::size_t not_validatable_count = 0;
@@ -158,8 +158,7 @@ void add_process(const Downstream& d, bj::object& row) {
   row["idle_timeout_ms"] = idle_timeout ? bj::value(idle_timeout->count()) : bj::value(nullptr);
   if (d.index_only()) row["index_only"] = true;
   if (const auto& at = d.idle_stopped_at(); at) {
-    row["idle_stopped_at"] =
-        fmt::format("{:%FT%TZ}", std::chrono::floor<std::chrono::seconds>(*at));
+    row["idle_stopped_at"] = core::utc_text(*at);
   } else {
     row["idle_stopped_at"] = nullptr;
   }
