@@ -333,6 +333,34 @@ TEST_F(CatalogCache, WordNetSynonymsAreLookedUpOffTheLoopAndServeTheNextSearch) 
   expect_clean_exit(*s);
 }
 
+TEST_F(CatalogCache, FiltersKeepOnlineOrCachedServersAndReadOnlyTools) {
+  auto both = dir_.write("both/.mcp.json", R"({"mcpServers":{"old":)" + fixture_entry(marker_) +
+                                               R"(,"live":)" + fixture_entry(marker_) + "}}");
+  fill_cache(both);  // both listed once: the next run has both cached
+  auto s = run(both);
+  auto connected = s->call_tool("gateway.connect_server", R"({"server_name":"live"})");
+  ASSERT_FALSE(is_error(connected)) << text_of(connected);
+  auto servers_of = [&](const std::string& filters) {
+    std::set<std::string> servers;
+    auto found = search(*s, R"({"limit":100,"filters":)" + filters + "}");
+    for (const auto& card : found.at("results").as_array()) {
+      servers.insert(std::string(card.at("server").as_string()));
+    }
+    return servers;
+  };
+  EXPECT_EQ(servers_of(R"({"availability":"online"})"), std::set<std::string>{"live"});
+  EXPECT_EQ(servers_of(R"({"availability":"cached"})"), std::set<std::string>{"old"});
+  EXPECT_EQ(servers_of(R"({"availability":"any"})"), (std::set<std::string>{"live", "old"}));
+  auto read_only = search(*s, R"({"limit":100,"filters":{"read_only":true}})");
+  const auto& cards = read_only.at("results").as_array();
+  ASSERT_FALSE(cards.empty());
+  for (const auto& card : cards) EXPECT_EQ(card.at("read_only"), true) << card;
+  auto all = search(*s, R"({"limit":100})");
+  EXPECT_LT(read_only.at("total_matches").to_number<std::int64_t>(),
+            all.at("total_matches").to_number<std::int64_t>());
+  expect_clean_exit(*s);
+}
+
 TEST_F(CatalogCache, NoCacheNeitherReadsNorWrites) {
   auto cfg = config({});
   fill_cache(cfg);

@@ -31,20 +31,14 @@ std::string short_description(std::string_view text) {
   return std::string(first.substr(0, cut)) + "...";
 }
 
-SearchQuery query_of(const bj::object& args) {
+SearchQuery query_of(const bj::object& args, const CatalogFilters& filters) {
   SearchQuery q;
   if (const auto* v = args.if_contains("query"); v && v->is_string()) q.text = v->get_string();
   if (const auto* v = args.if_contains("limit"); v && v->is_int64()) {
     q.limit = static_cast<std::size_t>(v->get_int64());
   }
-  if (const auto* f = args.if_contains("filters"); f && f->is_object()) {
-    if (const auto* s = f->get_object().if_contains("server"); s && s->is_string()) {
-      q.server = std::string(s->get_string());
-    }
-    if (const auto* r = f->get_object().if_contains("read_only"); r && r->is_bool()) {
-      q.read_only = r->get_bool();
-    }
-  }
+  q.server = filters.server;
+  q.read_only = filters.read_only;
   return q;
 }
 
@@ -79,15 +73,6 @@ void add_source(bj::object& out, const Downstream& d) {
   if (listed > 0) out["cached_age_s"] = std::max<std::int64_t>(0, (now_ms - listed) / 1000);
 }
 
-// filters.availability: "online" keeps the tools of running servers, "cached" the others.
-std::optional<bool> wanted_online(const bj::object& args) {
-  const auto* f = args.if_contains("filters");
-  if (!f || !f->is_object()) return std::nullopt;
-  const auto* a = f->get_object().if_contains("availability");
-  if (!a || !a->is_string() || a->get_string() == "any") return std::nullopt;
-  return a->get_string() == "online";
-}
-
 // `{"name": "<required: string>", ...}` for the properties of an input schema.
 bj::object template_arguments(const bj::object& schema) {
   std::vector<std::string> required;
@@ -113,6 +98,24 @@ bj::object template_arguments(const bj::object& schema) {
 }
 
 }  // namespace
+
+CatalogFilters catalog_filters(const bj::object& args) {
+  CatalogFilters out;
+  const auto* f = args.if_contains("filters");
+  if (!f || !f->is_object()) return out;
+  const bj::object& filters = f->get_object();
+  if (const auto* s = filters.if_contains("server"); s && s->is_string()) {
+    out.server = std::string(s->get_string());
+  }
+  if (const auto* r = filters.if_contains("read_only"); r && r->is_bool()) {
+    out.read_only = r->get_bool();
+  }
+  // "online" keeps the tools of running servers, "cached" the others; "any" both.
+  if (const auto* a = filters.if_contains("availability"); a && a->is_string()) {
+    if (a->get_string() != "any") out.online = a->get_string() == "online";
+  }
+  return out;
+}
 
 std::size_t Catalog::size() const {
   std::size_t n = 0;
@@ -176,9 +179,10 @@ bj::object Catalog::card(const SearchHit& hit) const {
 
 std::string Catalog::search(const bj::object& args) {
   if (stale_) rebuild();
-  SearchQuery q = query_of(args);
-  if (auto online = wanted_online(args)) {
-    q.keep = [this, want = *online](std::size_t doc) {
+  const CatalogFilters filters = catalog_filters(args);
+  SearchQuery q = query_of(args, filters);
+  if (filters.online) {
+    q.keep = [this, want = *filters.online](std::size_t doc) {
       return (fleet_.servers()[docs_[doc].first]->phase() == Phase::online) == want;
     };
   }

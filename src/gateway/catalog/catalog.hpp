@@ -18,11 +18,20 @@
 #include <boost/json/object.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace sluice::gateway {
+
+// gateway.catalog_search's filters, read from its (validated) arguments.
+struct CatalogFilters {
+  std::optional<std::string> server;  // only this server's tools
+  bool read_only = false;             // only tools annotated readOnlyHint
+  std::optional<bool> online;         // availability: online (true), cached (false), any
+};
+CatalogFilters catalog_filters(const boost::json::object& args);
 
 class Catalog {
  public:

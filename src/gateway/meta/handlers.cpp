@@ -29,12 +29,9 @@ std::string string_arg(const MetaCall& call, std::string_view key) {
 asio::awaitable<std::optional<std::string>> catalog_search(MetaCall& call) {
   // Search is complete: the servers whose tools are not known yet are indexed first (within
   // sluice.indexWaitMs); those still coming are listed with their status.
+  const CatalogFilters filters = catalog_filters(call.args);
   std::optional<std::string_view> server;
-  if (const auto* f = call.args.if_contains("filters"); f && f->is_object()) {
-    if (const auto* s = f->get_object().if_contains("server"); s && s->is_string()) {
-      server = s->get_string();
-    }
-  }
+  if (filters.server) server = *filters.server;
   co_await call.gateway.index_missing(server);
   call.gateway.prepare_catalog();
   co_return call.gateway.catalog().search(call.args);

@@ -10,7 +10,6 @@
 
 #include <boost/json/object.hpp>
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
