@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace sluice::gateway {
@@ -48,6 +49,12 @@ struct ToolEntry {
 // catalog cache: a call starts the server and validates against the live list).
 ToolEntry tool_entry(const boost::json::value& listed, const schema::Options* schema_options,
                      std::string_view server);
+
+// Downstream output is untrusted (and so is what the catalog cache read back): an entry of a
+// list is usable when it is an object whose `key` is a non-empty string that no earlier entry
+// (`seen`) used. Else why not, from its structure only (value-free); empty when usable.
+std::string entry_problem(const boost::json::value& entry, std::string_view key,
+                          const std::unordered_set<std::string>& seen);
 
 // What the Downstream tells the gateway.
 struct DownstreamEvents {

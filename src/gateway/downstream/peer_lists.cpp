@@ -31,24 +31,6 @@ struct DownstreamPeer::Listing {
 
 namespace {
 
-// Downstream output is untrusted: an entry of a list is usable when it is an object whose
-// `key` is a non-empty string not used by an earlier entry. Else why not, from its
-// structure only (value-free).
-std::string entry_problem(const bj::value& entry, std::string_view key,
-                          const std::unordered_set<std::string>& seen) {
-  if (!entry.is_object()) return "it is " + core::describe_kind(entry) + ", not an object";
-  const bj::value* v = entry.get_object().if_contains(key);
-  if (!v) return fmt::format("it has no \"{}\"", key);
-  if (!v->is_string()) {
-    return fmt::format("its \"{}\" is {}, not a string", key, core::describe_kind(*v));
-  }
-  if (v->get_string().empty()) return fmt::format("its \"{}\" is empty", key);
-  if (seen.count(std::string(v->get_string()))) {
-    return fmt::format("its \"{}\" repeats an earlier entry's", key);
-  }
-  return {};
-}
-
 std::string_view entries(std::size_t n) { return n == 1 ? "entry" : "entries"; }
 
 // Collects the malformed entries of one listing and what its bounds took, and reports them
@@ -109,6 +91,21 @@ bool cut_long_texts(bj::object& entry) {
 }
 
 }  // namespace
+
+std::string entry_problem(const bj::value& entry, std::string_view key,
+                          const std::unordered_set<std::string>& seen) {
+  if (!entry.is_object()) return "it is " + core::describe_kind(entry) + ", not an object";
+  const bj::value* v = entry.get_object().if_contains(key);
+  if (!v) return fmt::format("it has no \"{}\"", key);
+  if (!v->is_string()) {
+    return fmt::format("its \"{}\" is {}, not a string", key, core::describe_kind(*v));
+  }
+  if (v->get_string().empty()) return fmt::format("its \"{}\" is empty", key);
+  if (seen.count(std::string(v->get_string()))) {
+    return fmt::format("its \"{}\" repeats an earlier entry's", key);
+  }
+  return {};
+}
 
 ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
                      std::string_view server) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 
 namespace sluice::gateway {
 namespace cj = core::json;
@@ -24,13 +25,14 @@ std::string plain_string(const bj::value* v) {
   return plain ? std::string(s) : std::string();
 }
 
-// A stored entry, parsed, when it is an object holding a non-empty string `identity`.
+// A stored entry, parsed, when it is usable as a live listing's entry would be (a new
+// identity is then added to `seen`).
 std::optional<bj::value> stored_entry(const std::string& text, std::string_view identity,
-                                      const cj::ParseLimits& limits) {
+                                      const cj::ParseLimits& limits,
+                                      std::unordered_set<std::string>& seen) {
   auto parsed = cj::parse_strict(text, limits);
-  if (!parsed || !parsed->is_object()) return std::nullopt;
-  const bj::value* id = parsed->get_object().if_contains(identity);
-  if (!id || !id->is_string() || id->get_string().empty()) return std::nullopt;
+  if (!parsed || !entry_problem(*parsed, identity, seen).empty()) return std::nullopt;
+  seen.emplace(parsed->get_object().at(identity).get_string());
   return std::move(*parsed);
 }
 
@@ -54,8 +56,9 @@ void DownstreamPeer::seed(const store::ServerListing& listing) {
   std::size_t skipped = 0;
   std::vector<ToolEntry> tools;
   tools.reserve(std::min(listing.tools.size(), cap));
+  std::unordered_set<std::string> names;
   for (const auto& text : listing.tools) {
-    auto entry = tools.size() < cap ? stored_entry(text, "name", limits) : std::nullopt;
+    auto entry = tools.size() < cap ? stored_entry(text, "name", limits, names) : std::nullopt;
     if (!entry) {
       ++skipped;
       continue;
@@ -65,8 +68,9 @@ void DownstreamPeer::seed(const store::ServerListing& listing) {
   auto texts = [&](const std::vector<std::string>& stored, std::string_view identity) {
     std::vector<std::string> out;
     out.reserve(std::min(stored.size(), cap));
+    std::unordered_set<std::string> seen;
     for (const auto& text : stored) {
-      if (out.size() < cap && stored_entry(text, identity, limits)) {
+      if (out.size() < cap && stored_entry(text, identity, limits, seen)) {
         out.push_back(text);
       } else {
         ++skipped;
