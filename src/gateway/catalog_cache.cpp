@@ -2,6 +2,7 @@
 // servers not started yet, every live listing is stored, and a search first indexes the
 // servers whose tools are not known at all.
 #include "core/log.hpp"
+#include "gateway/catalog/catalog_index.hpp"
 #include "gateway/gateway.hpp"
 #include "store/fingerprint.hpp"
 
@@ -10,6 +11,7 @@
 #include <unordered_map>
 
 namespace sluice::gateway {
+namespace bj = boost::json;
 
 asio::awaitable<void> Gateway::load_cache() {
   std::vector<store::ServerListing> listings = co_await cache_->load_all();
@@ -19,11 +21,18 @@ asio::awaitable<void> Gateway::load_cache() {
     auto [it, added] = newest.try_emplace(l.server + '\n' + l.fingerprint, &l);
     if (!added && it->second->listed_at_ms < l.listed_at_ms) it->second = &l;
   }
+  // With the meta-tools only, a cached tool is kept as its search summary and
+  // gateway.describe reads the whole object from the cache; aggregate mode lists cached
+  // tools whole (a tools/list page is built from what is held).
+  ToolSummarizer summarize;
+  if (!options_.expose_all) {
+    summarize = [](const bj::object& listed) { return summary_text(indexed_tool({}, listed)); };
+  }
   std::size_t seeded = 0, tools = 0;
   for (const auto& d : fleet_.servers()) {
     if (d->config().disabled) continue;
     auto it = newest.find(d->name() + '\n' + store::fingerprint(d->config()));
-    if (it == newest.end() || !d->seed(*it->second)) continue;
+    if (it == newest.end() || !d->seed(*it->second, summarize)) continue;
     ++seeded;
     tools += d->tools().size();
   }
@@ -69,6 +78,14 @@ void Gateway::prepare_catalog() {
 
 asio::awaitable<void> Gateway::flush_cache() {
   if (cache_) co_await cache_->flush();
+}
+
+asio::awaitable<std::optional<std::string>> Gateway::cached_tool(const Downstream& server,
+                                                                 std::string tool) {
+  if (!cache_) co_return std::nullopt;
+  std::string name = server.name();
+  std::string key = store::fingerprint(server.config());
+  co_return co_await cache_->load_tool(std::move(name), std::move(key), std::move(tool));
 }
 
 void Gateway::store_listing(std::string_view server) {

@@ -164,6 +164,10 @@ class Gateway {
   void prepare_catalog();
   // Resumes once every listing stored before the call is written (`sluice index`).
   asio::awaitable<void> flush_cache();
+  // The whole tool object the catalog cache holds for `tool` of `server` (whose entry is a
+  // summary), read off the loop; nothing when the cache no longer holds it.
+  asio::awaitable<std::optional<std::string>> cached_tool(const Downstream& server,
+                                                          std::string tool);
   // The catalog cache, or nullptr without a state directory.
   const store::CatalogStore* cache() const { return cache_.get(); }
 

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <boost/json/parse.hpp>
+
 #include "core/log.hpp"
 #include "store/cache_file.hpp"
 
@@ -46,6 +48,15 @@ std::string stale_ids() {
 
 // The item kinds, in the order of ServerListing's lists.
 constexpr int kKinds = 4;
+
+// The "name" of a stored tool's JSON text, or empty (the text was checked when listed; a
+// file edited by hand may hold anything).
+std::string tool_name(std::string_view json) {
+  boost::system::error_code ec;
+  const boost::json::value v = boost::json::parse(json, ec);
+  const auto* name = !ec && v.is_object() ? v.get_object().if_contains("name") : nullptr;
+  return name && name->is_string() ? std::string(name->get_string()) : std::string();
+}
 using ItemLists = std::array<std::vector<std::string> ServerListing::*, kKinds>;
 constexpr ItemLists kItemLists{&ServerListing::tools, &ServerListing::prompts,
                                &ServerListing::resources, &ServerListing::resource_templates};
@@ -239,10 +250,16 @@ int CatalogFile::prepare_statements() {
                                     "ORDER BY server, id DESC");
   made->select_items =
       Statement(db, "SELECT listing, kind, json FROM item ORDER BY listing, kind, ord");
+  // The tools (kind 0) of (server, fingerprint), the newest listing first.
+  made->select_tools = Statement(db,
+                                 "SELECT item.listing, item.json FROM item JOIN listing ON "
+                                 "item.listing = listing.id WHERE listing.server = ?1 AND "
+                                 "listing.fingerprint = ?2 AND item.kind = 0 "
+                                 "ORDER BY item.listing DESC, item.ord");
   for (const Statement* s :
        {&made->delete_items_of, &made->delete_listing_of, &made->insert_listing, &made->insert_item,
         &made->prune_items, &made->prune_listings, &made->forget_items, &made->forget_listings,
-        &made->select_listings, &made->select_items}) {
+        &made->select_listings, &made->select_items, &made->select_tools}) {
     // A version-1 file without our tables (or with other ones) is not a cache we wrote.
     if (s->prepare_rc() != SQLITE_OK)
       return is_busy(s->prepare_rc()) ? s->prepare_rc() : SQLITE_CORRUPT;
@@ -349,6 +366,32 @@ bool CatalogFile::forget(const std::string& server) {
   if (rc == SQLITE_OK) return true;
   if (lasting_problem_.empty()) note_failure(rc, "removal");
   return false;
+}
+
+std::optional<std::string> CatalogFile::load_tool(const std::string& server,
+                                                  const std::string& fingerprint,
+                                                  const std::string& name) {
+  if (!usable()) return std::nullopt;
+  Statement& select = statements_->select_tools;
+  select.bind(1, server);
+  select.bind(2, fingerprint);
+  std::optional<std::string> found;
+  std::optional<std::int64_t> newest;
+  int rc = SQLITE_OK;
+  while (!found && (rc = select.step()) == SQLITE_ROW) {
+    if (newest.value_or(select.integer(0)) != select.integer(0)) break;  // an older listing
+    newest = select.integer(0);
+    if (tool_name(select.text(1)) == name) found.emplace(select.text(1));
+  }
+  select.reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    if (is_corrupt(rc)) {
+      if (rebuild()) usable();
+    } else if (lasting_problem_.empty()) {
+      note_failure(rc, "read");
+    }
+  }
+  return found;
 }
 
 std::vector<ServerListing> CatalogFile::load_all() {

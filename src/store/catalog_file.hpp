@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ class CatalogFile {
   bool forget(const std::string& server);
   // Every listing; empty when the file cannot be read.
   std::vector<ServerListing> load_all();
+  // The JSON text of tool `name` in the newest listing of (server, fingerprint), if held.
+  std::optional<std::string> load_tool(const std::string& server, const std::string& fingerprint,
+                                       const std::string& name);
 
   // The problem to show: one that keeps the file unusable, else the last failure since the
   // last success, else a note that the file was rebuilt; empty when fine.
@@ -56,7 +60,7 @@ class CatalogFile {
   struct Statements {
     Statement delete_items_of, delete_listing_of, insert_listing, insert_item;
     Statement prune_items, prune_listings, forget_items, forget_listings;
-    Statement select_listings, select_items;
+    Statement select_listings, select_items, select_tools;
   };
 
   static int on_busy(void* self, int attempts);

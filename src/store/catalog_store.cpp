@@ -231,6 +231,24 @@ asio::awaitable<std::vector<ServerListing>> CatalogStore::load_all() {
                                                                             asio::use_awaitable);
 }
 
+asio::awaitable<std::optional<std::string>> CatalogStore::load_tool(std::string server,
+                                                                    std::string fingerprint,
+                                                                    std::string name) {
+  LoadTool job{std::move(server), std::move(fingerprint), std::move(name), {}};
+  auto initiate = [this, &job](auto handler) {
+    auto owned = std::make_shared<decltype(handler)>(std::move(handler));
+    auto home = asio::prefer(asio::get_associated_executor(*owned, io_.get_executor()),
+                             asio::execution::outstanding_work.tracked);
+    job.done = [owned, home](std::optional<std::string> tool) {
+      asio::post(home, [owned, tool = std::move(tool)]() mutable { (*owned)(std::move(tool)); });
+    };
+    enqueue(std::move(job));
+  };
+  co_return co_await asio::async_initiate<decltype(asio::use_awaitable),
+                                          void(std::optional<std::string>)>(initiate,
+                                                                            asio::use_awaitable);
+}
+
 asio::awaitable<void> CatalogStore::flush() {
   auto initiate = [this](auto handler) {
     auto owned = std::make_shared<decltype(handler)>(std::move(handler));
@@ -292,6 +310,11 @@ void CatalogStore::run_worker() {
         if (worker) listings = worker->file.load_all();
         answered = true;
         load->done(std::move(listings));
+      } else if (auto* tool = std::get_if<LoadTool>(&job)) {
+        std::optional<std::string> found;
+        if (worker) found = worker->file.load_tool(tool->server, tool->fingerprint, tool->name);
+        answered = true;
+        tool->done(std::move(found));
       } else if (auto* flush = std::get_if<Flush>(&job)) {
         answered = true;
         flush->done();
@@ -311,6 +334,7 @@ void CatalogStore::run_worker() {
 void CatalogStore::answer_unrun(Job& job) noexcept {
   try {
     if (auto* load = std::get_if<Load>(&job)) load->done({});
+    if (auto* tool = std::get_if<LoadTool>(&job)) tool->done(std::nullopt);
     if (auto* flush = std::get_if<Flush>(&job)) flush->done();
   } catch (...) {
     // Nothing is left to tell the waiter with: it stays suspended until the loop ends.

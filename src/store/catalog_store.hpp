@@ -42,6 +42,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <variant>
@@ -96,6 +97,12 @@ class CatalogStore {
   // Every stored listing (all names, all fingerprints; a server's newest first), read on the
   // worker; resumes on the loop. Listings other processes committed are included.
   asio::awaitable<std::vector<ServerListing>> load_all();
+  // The stored JSON text of tool `name` in the newest listing of (server, fingerprint), read
+  // on the worker; resumes on the loop. Nothing when the cache does not hold it or cannot be
+  // read.
+  asio::awaitable<std::optional<std::string>> load_tool(std::string server,
+                                                        std::string fingerprint,
+                                                        std::string name);
   // Upserts the listing of (server, fingerprint) on the worker; never blocks the caller.
   void save(ServerListing listing);
   // Forgets every listing of `server` (a removed server).
@@ -117,10 +124,14 @@ class CatalogStore {
   struct Load {
     std::function<void(std::vector<ServerListing>)> done;
   };
+  struct LoadTool {
+    std::string server, fingerprint, name;
+    std::function<void(std::optional<std::string>)> done;
+  };
   struct Flush {
     std::function<void()> done;
   };
-  using Job = std::variant<Save, Forget, Load, Flush>;
+  using Job = std::variant<Save, Forget, Load, LoadTool, Flush>;
   struct Shared;  // the status the loop reads, kept alive by what the worker posts
 
   void enqueue(Job job);

@@ -68,7 +68,11 @@ TEST_F(CatalogCache, ASecondRunFindsAndDescribesToolsWithoutStartingTheServer) {
   auto described = s->call_tool("gateway.describe", R"({"tool_id":"fx::echo"})");
   ASSERT_FALSE(is_error(described)) << text_of(described);
   EXPECT_EQ(described.at("structuredContent").at("source"), "cached");
-  EXPECT_TRUE(described.at("structuredContent").at("inputSchema").is_object());
+  // The whole schema, as the server listed it (sluice keeps only a summary in memory).
+  const auto& schema = described.at("structuredContent").at("inputSchema");
+  EXPECT_EQ(schema.at("required"), bj::array{"text"}) << schema;
+  EXPECT_EQ(schema.at("properties").at("text").at("type"), "string") << schema;
+  EXPECT_EQ(schema.at("additionalProperties"), false) << schema;
   // Neither the search nor the description started it.
   EXPECT_TRUE(processes_with_marker(marker_).empty());
   auto row = server_row(*s);

@@ -168,8 +168,10 @@ bj::object Catalog::card(const SearchHit& hit) const {
   card["tool_id"] = d.name() + "::" + tool.name;
   card["server"] = d.name();
   card["tool_name"] = tool.name;
-  if (!tool.title.empty()) card["title"] = tool.title;
-  card["short_description"] = short_description(tool.description);
+  // The texts are read from the listed object (ToolEntry keeps no copies of them).
+  const IndexedTool texts = indexed_tool(d.name(), tool.raw);
+  if (!texts.title.empty()) card["title"] = texts.title;
+  card["short_description"] = short_description(texts.description);
   card["availability"] = d.phase() == Phase::online ? "online" : "offline";
   add_source(card, d);
   if (tool.read_only) card["read_only"] = true;
@@ -209,16 +211,19 @@ std::string Catalog::search(const bj::object& args) {
   return mcp::structured_result(out);
 }
 
-std::string describe_tool(const Downstream& d, const ToolEntry& tool, bool allow_unvalidated) {
-  bj::value parsed = bj::parse(tool.raw);
+std::string describe_tool(const Downstream& d, const ToolEntry& tool, bool allow_unvalidated,
+                          std::string_view whole) {
+  const std::string_view listed = whole.empty() ? std::string_view(tool.raw) : whole;
+  bj::value parsed = bj::parse(listed);
+  const IndexedTool texts = indexed_tool(d.name(), listed);
   const bj::object& obj = parsed.get_object();
   bj::object out;
   std::string id = d.name() + "::" + tool.name;
   out["tool_id"] = id;
   out["server"] = d.name();
   out["tool_name"] = tool.name;
-  if (!tool.title.empty()) out["title"] = tool.title;
-  out["description"] = tool.description;
+  if (!texts.title.empty()) out["title"] = texts.title;
+  out["description"] = texts.description;
   bj::object template_args;
   if (const auto* schema = obj.if_contains("inputSchema"); schema && schema->is_object()) {
     out["inputSchema"] = *schema;

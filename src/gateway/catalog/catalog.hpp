@@ -70,7 +70,9 @@ class Catalog {
 // gateway.describe's body for `tool` of `server`: its full schema, annotations and an invoke
 // template (a CallToolResult text), and where it came from (`source`: online, or cached with
 // its age, when the server has not listed in this run or is not running now).
-// `allow_unvalidated`: sluice.allowUnvalidatedTools.
-std::string describe_tool(const Downstream& server, const ToolEntry& tool, bool allow_unvalidated);
+// `allow_unvalidated`: sluice.allowUnvalidatedTools. `whole`: the tool's whole object from
+// the catalog cache when `tool` is a summary (ToolEntry::summary), else empty.
+std::string describe_tool(const Downstream& server, const ToolEntry& tool, bool allow_unvalidated,
+                          std::string_view whole = {});
 
 }  // namespace sluice::gateway

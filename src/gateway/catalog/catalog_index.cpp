@@ -3,6 +3,7 @@
 #include "gateway/catalog/synonyms.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
@@ -58,13 +59,9 @@ std::string string_member(const bj::object& object, std::string_view key) {
 
 }  // namespace
 
-IndexedTool indexed_tool(std::string_view server, std::string_view raw) {
+IndexedTool indexed_tool(std::string_view server, const bj::object& object) {
   IndexedTool tool;
   tool.server = std::string(server);
-  boost::system::error_code error;
-  const bj::value parsed = bj::parse(raw, error);
-  if (error || !parsed.is_object()) return tool;
-  const bj::object& object = parsed.get_object();
   tool.tool_name = string_member(object, "name");
   tool.title = string_member(object, "title");
   tool.description = string_member(object, "description");
@@ -84,6 +81,31 @@ IndexedTool indexed_tool(std::string_view server, std::string_view raw) {
     }
   }
   return tool;
+}
+
+IndexedTool indexed_tool(std::string_view server, std::string_view raw) {
+  boost::system::error_code error;
+  const bj::value parsed = bj::parse(raw, error);
+  if (!error && parsed.is_object()) return indexed_tool(server, parsed.get_object());
+  IndexedTool tool;
+  tool.server = std::string(server);
+  // A summary: [name, title, description, [parameter names], readOnly].
+  const bj::array* a = !error && parsed.is_array() ? &parsed.get_array() : nullptr;
+  if (a == nullptr || a->size() != 5 || !(*a)[3].is_array() || !(*a)[4].is_bool()) return tool;
+  for (auto [field, at] : {std::pair{&tool.tool_name, 0}, {&tool.title, 1}, {&tool.description, 2}}) {
+    if ((*a)[at].is_string()) *field = (*a)[at].get_string();
+  }
+  for (const bj::value& name : (*a)[3].get_array()) {
+    if (name.is_string()) tool.parameters.emplace_back(name.get_string());
+  }
+  tool.read_only = (*a)[4].get_bool();
+  return tool;
+}
+
+std::string summary_text(const IndexedTool& tool) {
+  bj::array parameters(tool.parameters.begin(), tool.parameters.end());
+  return bj::serialize(bj::array{tool.tool_name, tool.title, tool.description,
+                                 std::move(parameters), tool.read_only});
 }
 
 // One posting list being walked by CatalogIndex::rank(): its next posting, the weight times

@@ -50,6 +50,8 @@
 // of these filters.
 #include "gateway/catalog/analyzer.hpp"
 
+#include <boost/json/object.hpp>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -71,11 +73,16 @@ struct IndexedTool {
   bool read_only = false;               // annotations.readOnlyHint
 };
 
-// The IndexedTool of a tool object's JSON text exactly as `server` listed it: name, title
-// (or annotations.title), description, the property names of inputSchema and
+// The IndexedTool of a tool object as `server` listed it: name, title (or
+// annotations.title), description, the property names of inputSchema and
 // annotations.readOnlyHint. Never throws on malformed input (short of std::bad_alloc):
 // whatever is missing or of the wrong type is left empty.
+IndexedTool indexed_tool(std::string_view server, const boost::json::object& listed);
+// The same of a tool object's JSON text, or of a summary_text().
 IndexedTool indexed_tool(std::string_view server, std::string_view raw);
+// What indexed_tool reads of a tool, as a JSON array: [name, title, description, [parameter
+// names], readOnly]. A cached tool kept as a summary costs about half its object.
+std::string summary_text(const IndexedTool& tool);
 
 struct SearchHit {
   std::size_t doc;  // position in the vector given to CatalogIndex::rebuild()

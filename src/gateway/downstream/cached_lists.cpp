@@ -4,9 +4,9 @@
 
 namespace sluice::gateway {
 
-bool Downstream::seed(const store::ServerListing& listing) {
+bool Downstream::seed(const store::ServerListing& listing, const ToolSummarizer& summarize) {
   if (phase() != Phase::lazy || peer_.tools_known()) return false;
-  peer_.seed(listing);
+  peer_.seed(listing, summarize);
   return true;
 }
 

@@ -57,8 +57,9 @@ class Downstream {
   const std::string& protocol_version() const { return peer_.protocol_version(); }
   bool tools_known() const { return peer_.tools_known(); }
   // Takes the catalog cache's lists when the server has listed nothing in this run (it is
-  // lazy and its tools are unknown); whether it took them.
-  bool seed(const store::ServerListing& listing);
+  // lazy and its tools are unknown); whether it took them. `summarize`: see
+  // DownstreamPeer::seed.
+  bool seed(const store::ServerListing& listing, const ToolSummarizer& summarize);
   // The MCP client role: what it listed, when, and whether from the cache.
   const DownstreamPeer& peer() const { return peer_; }
   const std::vector<ToolEntry>& tools() const { return peer_.tools(); }

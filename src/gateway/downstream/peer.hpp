@@ -19,6 +19,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/object.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -34,12 +35,18 @@ namespace sluice::gateway {
 
 namespace asio = boost::asio;
 
+// Makes the text a cached tool is kept as from its listed object (see DownstreamPeer::seed).
+using ToolSummarizer = std::function<std::string(const boost::json::object& listed)>;
+
+// One tool of a downstream's list. Its title and description are read from `raw` where they
+// are shown (a catalog of 10,000 tools keeps no second copy of its texts).
 struct ToolEntry {
   std::string name;
-  std::string title;
-  std::string description;
-  std::string raw;  // the tool object exactly as the downstream listed it
+  // The tool object exactly as the downstream listed it; for a tool seeded as a summary, only
+  // what search needs (see DownstreamPeer::seed).
+  std::string raw;
   bool read_only = false;
+  bool summary = false;  // raw is a ToolSummarizer's text: the whole object is in the cache
   std::optional<schema::Schema> validator;  // unset when the schema did not compile
   std::string schema_problem;               // value-free, when it did not compile
 };
@@ -140,8 +147,11 @@ class DownstreamPeer {
 
   // Takes the lists of `listing` (the catalog cache's, of a server not started in this run):
   // they count as known until a live listing replaces them. Malformed stored entries are
-  // skipped. Each list keeps the caps of a live listing.
-  void seed(const store::ServerListing& listing);
+  // skipped. Each list keeps the caps of a live listing. With `summarize`, each tool keeps
+  // only the summary it makes of the listed object (ToolEntry::summary): the whole object
+  // stays in the cache (CatalogStore::load_tool), which keeps a fleet of cached servers
+  // small in memory.
+  void seed(const store::ServerListing& listing, const ToolSummarizer& summarize);
   // Whether the lists are the cache's rather than this run's, and when they were listed
   // (unix ms; 0 when nothing was listed).
   bool lists_cached() const { return lists_cached_; }

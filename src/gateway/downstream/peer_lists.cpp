@@ -112,17 +112,9 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
   const auto& obj = tv.get_object();
   ToolEntry entry;
   entry.name = std::string(obj.at("name").get_string());
-  if (const auto* t = obj.if_contains("title"); t && t->is_string())
-    entry.title = std::string(t->get_string());
-  if (const auto* d = obj.if_contains("description"); d && d->is_string())
-    entry.description = std::string(d->get_string());
   if (const auto* a = obj.if_contains("annotations"); a && a->is_object()) {
     if (const auto* t = a->get_object().if_contains("readOnlyHint"); t && t->is_bool())
       entry.read_only = t->get_bool();
-    if (entry.title.empty()) {
-      if (const auto* t = a->get_object().if_contains("title"); t && t->is_string())
-        entry.title = std::string(t->get_string());
-    }
   }
   entry.raw = bj::serialize(tv);
   const auto* input_schema = schema_options ? obj.if_contains("inputSchema") : nullptr;

@@ -50,7 +50,7 @@ void DownstreamPeer::read_server_info(std::string_view initialize_result) {
   server_version_ = plain_string(v.get_object().if_contains("version"));
 }
 
-void DownstreamPeer::seed(const store::ServerListing& listing) {
+void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummarizer& summarize) {
   cj::ParseLimits limits{limits_.max_json_depth};
   const std::size_t cap = limits_.max_tools_per_server;
   std::size_t skipped = 0;
@@ -64,6 +64,10 @@ void DownstreamPeer::seed(const store::ServerListing& listing) {
       continue;
     }
     tools.push_back(tool_entry(*entry, nullptr, name_));
+    if (summarize) {
+      tools.back().raw = summarize(entry->get_object());
+      tools.back().summary = true;
+    }
   }
   auto texts = [&](const std::vector<std::string>& stored, std::string_view identity) {
     std::vector<std::string> out;

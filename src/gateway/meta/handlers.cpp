@@ -41,10 +41,30 @@ asio::awaitable<std::optional<std::string>> catalog_search(MetaCall& call) {
 
 asio::awaitable<std::optional<std::string>> describe(MetaCall& call) {
   std::string tool_id = string_arg(call, "tool_id");
-  ResolvedTool resolved = co_await call.gateway.fleet().resolve_tool(tool_id, Fleet::Need::listed);
+  Fleet& fleet = call.gateway.fleet();
+  const bool allow_unvalidated = call.gateway.policy().allow_unvalidated_tools;
+  ResolvedTool resolved = co_await fleet.resolve_tool(tool_id, Fleet::Need::listed);
   if (!resolved.server) co_return mcp::error_result(resolved.refusal);
-  co_return describe_tool(*resolved.server, *resolved.tool,
-                          call.gateway.policy().allow_unvalidated_tools);
+  if (!resolved.tool->summary) {
+    co_return describe_tool(*resolved.server, *resolved.tool, allow_unvalidated);
+  }
+  // A summary: the whole object is read from the cache. The fleet may change meanwhile, so
+  // the tool is resolved again after the read.
+  std::string name = resolved.tool->name;
+  std::optional<std::string> whole = co_await call.gateway.cached_tool(*resolved.server, name);
+  resolved = co_await fleet.resolve_tool(tool_id, Fleet::Need::listed);
+  if (!resolved.server) co_return mcp::error_result(resolved.refusal);
+  if (!resolved.tool->summary) {
+    co_return describe_tool(*resolved.server, *resolved.tool, allow_unvalidated);
+  }
+  if (whole && cj::parse_strict(*whole, {call.gateway.limits().max_json_depth})) {
+    co_return describe_tool(*resolved.server, *resolved.tool, allow_unvalidated, *whole);
+  }
+  // The cache no longer holds it (another sluice replaced the listing, or the file went):
+  // the live listing answers.
+  resolved = co_await fleet.resolve_tool(tool_id, Fleet::Need::online);
+  if (!resolved.server) co_return mcp::error_result(resolved.refusal);
+  co_return describe_tool(*resolved.server, *resolved.tool, allow_unvalidated);
 }
 
 asio::awaitable<std::optional<std::string>> invoke(MetaCall& call) {

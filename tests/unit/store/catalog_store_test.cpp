@@ -61,6 +61,27 @@ TEST(CatalogStore, AListingSavedByOneStoreIsLoadedWholeByTheNextOnTheSameDirecto
   EXPECT_EQ(store.status().problem, "");
 }
 
+TEST(CatalogStore, OneToolIsReadByNameFromTheNewestListingOfItsServerAndFingerprint) {
+  test::TempDir dir;
+  asio::io_context io;
+  CatalogStore store(io, dir.path());
+  store.save(listing("files", "fp", {R"({"name":"read","v":1})", R"({"name":"write","v":1})"}));
+  store.save(listing("files", "other-fp", {R"({"name":"read","v":2})"}));
+  store.save(listing("notes", "fp", {R"({"name":"read","v":3})"}));
+  test::flush(io, store);
+  store.save(listing("files", "fp", {"not json", R"({"name":"write","v":4})"}));
+  auto tool = [&](const char* server, const char* fp, const char* name) {
+    auto got = test::await_on(io, store.load_tool(server, fp, name));
+    EXPECT_TRUE(got.has_value()) << "the read did not resume";
+    return got.value_or(std::optional<std::string>("(no answer)"));
+  };
+  EXPECT_EQ(tool("files", "fp", "write"), R"({"name":"write","v":4})");
+  EXPECT_EQ(tool("files", "fp", "read"), std::nullopt);  // not in the newest listing
+  EXPECT_EQ(tool("files", "other-fp", "read"), R"({"name":"read","v":2})");
+  EXPECT_EQ(tool("notes", "fp", "read"), R"({"name":"read","v":3})");
+  EXPECT_EQ(tool("nobody", "fp", "read"), std::nullopt);
+}
+
 TEST(CatalogStore, DestroyingTheStoreFinishesTheWritesItHadQueued) {
   test::TempDir dir;
   {
