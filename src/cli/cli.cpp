@@ -107,6 +107,10 @@ struct CommandLine {
   CLI::App* call = nullptr;
   CLI::App* servers = nullptr;
   CLI::App* index = nullptr;
+  CommonOptions auth_opts;
+  std::string auth_server;
+  CLI::App* auth = nullptr;
+  CLI::App* auth_login = nullptr;
   CLI::App* demo = nullptr;
   CLI::App* demo_server = nullptr;
 };
@@ -227,6 +231,16 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   add_common(*cl.index, cl.index_opts);
   cl.index->add_option("servers", cl.index_servers, "Only these servers")->type_name("SERVER");
   cl.index->add_flag("--json", cl.index_json, "Print a JSON summary");
+
+  cl.auth_opts.log_level = "warn";
+  cl.auth = app.add_subcommand("auth", "OAuth for protected remote servers");
+  cl.auth->require_subcommand(1);
+  cl.auth_login = cl.auth->add_subcommand(
+      "login", "Authorize sluice for a remote server in a browser and store its tokens");
+  add_common(*cl.auth_login, cl.auth_opts);
+  cl.auth_login->add_option("server", cl.auth_server, "The remote server")
+      ->type_name("SERVER")
+      ->required();
 }
 
 void add_demo_commands(CLI::App& app, CommandLine& cl) {
@@ -263,6 +277,7 @@ int dispatch(CommandLine& cl, const char* argv0) {
   if (*cl.call) return call_tool(cl.call_opts, cl.tool_id, cl.args, cl.call_json, cl.timeout_ms);
   if (*cl.servers) return list_servers(cl.servers_opts, cl.servers_json, cl.probe);
   if (*cl.index) return index_servers(cl.index_opts, cl.index_servers, cl.index_json);
+  if (*cl.auth_login) return auth_login(cl.auth_opts, cl.auth_server);
   if (*cl.demo) return run_demo(self_path(argv0));
   if (*cl.demo_server) return run_demo_server();
   CommonOptions& chosen = *cl.serve ? cl.serve_opts : cl.common;

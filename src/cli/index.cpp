@@ -36,8 +36,7 @@ bool select_servers(const gateway::Fleet& fleet, const std::vector<std::string>&
     if (!names.empty() && std::find(names.begin(), names.end(), d->name()) == names.end()) {
       continue;
     }
-    if (d->phase() == gateway::Phase::disabled ||
-        d->phase() == gateway::Phase::unsupported_transport) {
+    if (d->phase() == gateway::Phase::disabled) {
       skipped.push_back(bj::object{{"server", d->name()},
                                    {"status", "skipped"},
                                    {"reason", std::string(gateway::to_string(d->phase()))}});

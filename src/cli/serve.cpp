@@ -123,7 +123,8 @@ gateway::GatewayOptions gateway_options(const CommonOptions& options) {
   o.expose_meta = options.expose_meta;
   o.expose_all = options.expose_all;
   o.passthrough = options.passthrough;
-  if (!options.no_cache) o.state_dir = state_dir_of(options);
+  o.tokens_dir = state_dir_of(options);
+  if (!options.no_cache) o.state_dir = o.tokens_dir;
   return o;
 }
 

@@ -68,6 +68,8 @@ int list_servers(const CommonOptions& options, bool json_output, bool probe);
 // sluice.indexConcurrency at once, into the catalog cache, then stops them. A progress line per
 // server on a terminal; `json_output`: one summary object on stdout. Exit code 1 when any
 // failed.
+// `sluice auth login SERVER`: the interactive OAuth authorization of a remote server. Exit code.
+int auth_login(const CommonOptions& options, const std::string& server);
 int index_servers(const CommonOptions& options, const std::vector<std::string>& servers,
                   bool json_output);
 

@@ -10,6 +10,7 @@
 // docs/configuration.md describes the format and the rules.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -40,6 +41,23 @@ struct StdioServer {
   std::string cwd;
 };
 
+// The optional "oauth" object of a remote server's entry: how sluice identifies itself to the
+// server's authorization server (gateway/auth/). Every field is optional; an entry without it
+// still gets OAuth when the server asks for it (dynamic registration or a metadata document).
+struct OAuthSettings {
+  std::string client_id;      // pre-registered client id ("clientId")
+  std::string client_secret;  // its secret ("clientSecret"; `${VAR}` expanded); never logged
+  // An https URL of sluice's client metadata document, used as the client id where the
+  // authorization server supports Client ID Metadata Documents ("clientMetadataUrl").
+  std::string client_metadata_url;
+  // An absolute loopback redirect URI instead of http://127.0.0.1:<port>/callback.
+  std::string redirect_uri;
+  std::vector<std::string> scopes;  // asked for instead of the server's own ("scopes")
+  std::uint16_t callback_port = 0;  // the redirect listener's port; 0: any free port
+
+  bool operator==(const OAuthSettings&) const = default;
+};
+
 // A remote server over Streamable HTTP ("http") or the legacy HTTP+SSE transport ("sse").
 struct RemoteServer {
   std::string type;  // "http" | "sse"
@@ -47,6 +65,12 @@ struct RemoteServer {
   // In file order; names are HTTP tokens, unique ignoring case; values hold no control
   // character other than tab.
   std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<OAuthSettings> oauth = std::nullopt;  // the entry's "oauth" object, if any
+  // A PEM file of the CAs trusted for this server instead of the system store ("caFile";
+  // relative to the config file's folder); empty: the system store.
+  std::string ca_file = {};
+  // Plain http:// to a host other than loopback ("allowHttp": true); refused otherwise.
+  bool allow_http = false;
 };
 
 // Which discovery step a file came from. A project file may add servers but not set the

@@ -1,5 +1,6 @@
 #include "config/detail/server_entry.hpp"
 
+#include "config/detail/oauth_entry.hpp"
 #include "config/detail/policy_block.hpp"
 #include "config/interpolate.hpp"
 #include "core/describe.hpp"
@@ -90,7 +91,8 @@ bool is_known_entry_key(std::string_view key) {
   static const std::unordered_set<std::string_view> kKnown{
       "type",     "command",     "args",        "env",        "cwd",
       "url",      "headers",     "sluice",      "timeoutMs",  "idleTimeoutMs",
-      "disabled", "description", "autoApprove", "alwaysAllow"};
+      "disabled", "description", "autoApprove", "alwaysAllow", "oauth",
+      "caFile",   "allowHttp"};
   return kKnown.contains(key);
 }
 
@@ -264,7 +266,7 @@ core::Result<StdioServer> ServerEntryParser::parse_stdio(const bj::object& entry
 
 core::Result<RemoteServer> ServerEntryParser::parse_remote(const bj::object& entry,
                                                            std::string type, const Where& at,
-                                                           Expander& expander) {
+                                                           Expander& expander) const {
   RemoteServer out;
   out.type = std::move(type);
   const bj::value* url = entry.if_contains("url");
@@ -297,6 +299,23 @@ core::Result<RemoteServer> ServerEntryParser::parse_remote(const bj::object& ent
       if (!value) return value.error();
       out.headers.emplace_back(std::string(name), expander.expand(*value, rejects_in_header));
     }
+  }
+  if (const bj::value* oauth = entry.if_contains("oauth")) {
+    core::Result<OAuthSettings> settings =
+        parse_oauth(*oauth, at.key("oauth"),
+                    [&](std::string_view text) { return expander.expand(text, rejects_in_header); });
+    if (!settings) return settings.error();
+    out.oauth = std::move(*settings);
+  }
+  if (const bj::value* ca = entry.if_contains("caFile")) {
+    core::Result<std::string_view> file = read_text(*ca, at.key("caFile"), kProcessText, true);
+    if (!file) return file.error();
+    out.ca_file = resolve(expander.expand(*file, rejects_nul));
+  }
+  if (const bj::value* allow = entry.if_contains("allowHttp")) {
+    const bool* b = allow->if_bool();
+    if (b == nullptr) return wrong_type(at.key("allowHttp"), "a boolean", *allow);
+    out.allow_http = *b;
   }
   return out;
 }

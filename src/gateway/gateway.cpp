@@ -31,6 +31,7 @@ DownstreamEvents Gateway::events_for(const config::ServerConfig& server) {
     catalog_.invalidate();
   };
   events.listed = [this, name = server.name] { store_listing(name); };
+  events.state_dir = options_.tokens_dir;
   events.progress = [this](std::string_view params) { relay_progress(params); };
   // In both modes (meta mode exposes prompts and resources too): a server's requests and
   // notifications reach the client they belong to. A plain lambda returning the member

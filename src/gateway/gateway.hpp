@@ -67,6 +67,9 @@ struct GatewayOptions {
   // The state directory: the catalog cache (catalog.sqlite3) lives here. Empty: no cache
   // (every server's tools are known only once it has listed them in this run).
   std::filesystem::path state_dir;
+  // Where remote servers' OAuth tokens are kept (the state directory, --no-cache or not).
+  // Empty: no OAuth (a protected server answers auth_required).
+  std::filesystem::path tokens_dir;
   // Live configuration: discover() again as at start (flags applied). Empty: the files are
   // never reread (one-shot commands).
   std::function<std::shared_ptr<const config::GatewayConfig>()> rediscover;

@@ -22,6 +22,13 @@ namespace cj = core::json;
 
 namespace {
 
+// Invariant C2: past the abandon bound, a stdio child is still doing the work and keeps its
+// permit; a remote server's work has no process sluice can watch end, so its call expires at
+// the bound and gives the permit back (counted expired).
+bool holds_after_expiry(const Downstream& d) {
+  return std::holds_alternative<config::StdioServer>(d.config().transport);
+}
+
 constexpr const char* kCancelledByOperator =
     " was cancelled by an operator (gateway.cancel, or a forced restart_server, "
     "disconnect_server or refresh)";
@@ -216,7 +223,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   link.reset();
   core::spawn(io_,
               Call::follow(std::move(call), std::move(reply.late),
-                           AbandonPolicy{policy.abandon_bound, true}),
+                           AbandonPolicy{policy.abandon_bound, holds_after_expiry(*d)}),
               "an abandoned call");
   if (reply.status == mcp::Reply::Status::cancelled) {
     co_return by_operator ? refuse(tool_label + kCancelledByOperator) : silent();

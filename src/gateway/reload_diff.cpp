@@ -23,7 +23,8 @@ bool same_transport(const config::ServerConfig& a, const config::ServerConfig& b
   }
   const auto* ra = std::get_if<config::RemoteServer>(&a.transport);
   const auto* rb = std::get_if<config::RemoteServer>(&b.transport);
-  return ra && rb && ra->type == rb->type && ra->url == rb->url && ra->headers == rb->headers;
+  return ra && rb && ra->type == rb->type && ra->url == rb->url && ra->headers == rb->headers &&
+         ra->oauth == rb->oauth && ra->ca_file == rb->ca_file && ra->allow_http == rb->allow_http;
 }
 
 // Files of `served` that were accepted (read and not rejected).

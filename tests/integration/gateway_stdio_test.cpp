@@ -332,14 +332,22 @@ TEST_F(GatewayStdio, PaginatedToolListsAreReadWhole) {
   EXPECT_GE(h.at("structuredContent").at("servers").at(0).at("tool_count").as_int64(), 250);
 }
 
-TEST_F(GatewayStdio, RemoteServersAreListedAsUnsupported) {
+TEST_F(GatewayStdio, ARemoteServerThatRefusesTheConnectionFailsWithItsReasonClass) {
   start(R"("fx":)" + fixture_entry(marker_) +
         R"(,"remote":{"type":"http","url":"http://127.0.0.1:9/mcp"})");
   auto h = sluice_->call_tool("gateway.health", "{}");
   auto rows = h.at("structuredContent").at("servers").as_array();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].at("name"), "remote");
-  EXPECT_EQ(rows[1].at("status"), "unsupported_transport");
+  EXPECT_EQ(rows[1].at("status"), "lazy");
+  auto connected = sluice_->call_tool("gateway.connect_server", R"({"server_name":"remote"})");
+  EXPECT_TRUE(connected.at("isError").as_bool()) << connected;
+  rows = sluice_->call_tool("gateway.health", R"({"server":"remote"})")
+             .at("structuredContent").at("servers").as_array();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("status"), "failed");
+  const std::string error(rows[0].at("last_error").as_string());
+  EXPECT_NE(error.find("connect_failed"), std::string::npos) << error;
 }
 
 TEST_F(GatewayStdio, ServerStderrIsLoggedEscaped) {

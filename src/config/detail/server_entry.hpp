@@ -56,8 +56,8 @@ class ServerEntryParser {
  private:
   core::Result<StdioServer> parse_stdio(const boost::json::object& entry, const Where& at,
                                         Expander& expander) const;
-  static core::Result<RemoteServer> parse_remote(const boost::json::object& entry, std::string type,
-                                                 const Where& at, Expander& expander);
+  core::Result<RemoteServer> parse_remote(const boost::json::object& entry, std::string type,
+                                          const Where& at, Expander& expander) const;
   std::string resolve_command(std::string command) const;
   std::string resolve(std::string path) const;
 

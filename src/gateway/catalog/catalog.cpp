@@ -48,9 +48,7 @@ bj::object offline_card(const Downstream& d) {
   card["availability"] = "offline";
   card["status"] = to_string(d.phase());
   card["short_description"] =
-      d.phase() == Phase::unsupported_transport
-          ? "remote server: this transport is not supported yet"
-      : d.phase() == Phase::disabled
+      d.phase() == Phase::disabled
           ? "disabled in its config file (\"disabled\": true): sluice does not start it"
       : d.phase() == Phase::starting
           ? "being indexed: its tools appear here once it has listed them (search again)"

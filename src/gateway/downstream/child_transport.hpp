@@ -38,6 +38,7 @@ class ChildTransport final : public DownstreamTransport {
   int foreign_signal() const override;
   bool code_changed() const override { return child_->executable_changed(); }
   pid_t pid() const override { return child_->pid(); }
+  std::string problem() const override { return {}; }
 
  private:
   explicit ChildTransport(std::unique_ptr<process::SupervisedChild> child)

@@ -5,10 +5,14 @@
 #include "core/log.hpp"
 #include "core/spawn.hpp"
 #include "gateway/downstream/child_transport.hpp"
+#include "gateway/downstream/remote_transport.hpp"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
 #include <typeinfo>
 
 namespace sluice::gateway {
@@ -26,17 +30,12 @@ Downstream::Downstream(asio::io_context& io, config::ServerConfig config,
       peer_(io, config_.name, limits, events_,
             [this](std::string_view method) { on_list_changed(method); }),
       idle_timer_(io) {
-  if (std::holds_alternative<config::RemoteServer>(config_.transport)) {
-    last_error_ = "remote transports are not supported yet";
-  }
   if (config_.disabled) {
     disabled_reason_ = fmt::format(
         "disabled in {} (\"disabled\": true); sluice does not start it: set \"disabled\": "
         "false there to use it",
         config_.source_file);
     phase_.transition(Phase::disabled);
-  } else if (std::holds_alternative<config::RemoteServer>(config_.transport)) {
-    phase_.transition(Phase::unsupported_transport);
   }
 }
 
@@ -67,7 +66,7 @@ void Downstream::fail(std::string reason) {
 }
 
 void Downstream::settle_offline() {
-  if (phase() != Phase::unsupported_transport && phase() != Phase::disabled) {
+  if (phase() != Phase::disabled) {
     phase_.transition(Phase::offline);
   }
 }
@@ -76,7 +75,7 @@ asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
   if (config_.disabled) co_return false;  // whoever asks, an operator's connect included
   ++requests_;  // a call or a listing is on its way: activity for the idle watch
   if (phase() == Phase::online) co_return true;
-  if (phase() == Phase::unsupported_transport || shutting_down_) co_return false;
+  if (shutting_down_) co_return false;
   if (phase() == Phase::restarting && restart_done_) {
     co_await restart_done_->wait();
     co_return phase() == Phase::online;
@@ -117,6 +116,17 @@ asio::awaitable<bool> Downstream::start() {
 }
 
 core::Result<std::unique_ptr<DownstreamTransport>> Downstream::open_transport() {
+  if (const auto* remote = std::get_if<config::RemoteServer>(&config_.transport)) {
+    const bool https = remote->url.size() >= 8 &&
+                       std::equal(remote->url.begin(), remote->url.begin() + 8, "https://",
+                                  [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    if (!remote->allow_http && !https && !transport::is_loopback_url(remote->url)) {
+      return core::Error{"plain http:// is refused for a host other than loopback: use "
+                         "https://, or set \"allowHttp\": true in the server's entry"};
+    }
+    return std::unique_ptr<DownstreamTransport>(
+        std::make_unique<RemoteTransport>(io_, config_, limits_, events_.state_dir));
+  }
   const auto& stdio = std::get<config::StdioServer>(config_.transport);
   auto child = ChildTransport::open(io_, stdio, config_.name, spawn_token(), limits_);
   if (!child) return child.error();
@@ -129,7 +139,6 @@ void Downstream::start_failed(std::string reason) {
 }
 
 asio::awaitable<bool> Downstream::start_impl() {
-  if (!std::holds_alternative<config::StdioServer>(config_.transport)) co_return false;
   if (!config_.missing_variables.empty()) {
     fail("configuration refers to unset variables: see the warnings for " + config_.name);
     co_return false;
@@ -157,6 +166,7 @@ asio::awaitable<bool> Downstream::start_impl() {
     phase_.transition(Phase::online);
     restart_policy_.came_online(core::Clock::now());
     last_error_.clear();
+    failure_class_.clear();
     core::log::info("server {}: online, {} tools, protocol {}", config_.name, peer_.tools().size(),
                     peer_.protocol_version());
     watch_idle();
@@ -184,8 +194,10 @@ void Downstream::connect_peer() {
     if (generation != generation_ || tearing_down_ || !transport_ || phase() != Phase::online) {
       return;
     }
-    std::string why = transport_->protocol_violation()
-                          ? peer_.overlong_line_reason()
+    failure_class_ = transport_->problem().substr(0, transport_->problem().find(':'));
+    std::string why = transport_->protocol_violation() ? peer_.overlong_line_reason()
+                      : !transport_->problem().empty()
+                          ? transport_->problem()
                           : "the server closed its output (it exited or crashed)";
     handle_unexpected_end(std::move(why));
   });
@@ -200,7 +212,9 @@ asio::awaitable<bool> Downstream::handshake_and_list() {
     ok = listed;
   }
   if (!ok) {
-    fail(peer_.error());
+    const std::string problem = transport_ ? transport_->problem() : std::string();
+    failure_class_ = problem.substr(0, problem.find(':'));
+    fail(problem.empty() ? peer_.error() : problem);
     co_return false;
   }
   if (!peer_.connected()) {

@@ -54,6 +54,9 @@ class Downstream {
   const std::string& last_error() const {
     return config_.disabled ? disabled_reason_ : last_error_;
   }
+  // The class of the transport's failure behind last_error (a remote server's tls_failed,
+  // auth_required, connect_failed, http_error, session_expired...); empty when none.
+  const std::string& failure_class() const { return failure_class_; }
   const std::string& protocol_version() const { return peer_.protocol_version(); }
   bool tools_known() const { return peer_.tools_known(); }
   // Takes the catalog cache's lists when the server has listed nothing in this run (it is
@@ -214,6 +217,7 @@ class Downstream {
   DownstreamPeer peer_;
   std::unique_ptr<DownstreamTransport> transport_;
   std::string last_error_;
+  std::string failure_class_;
   std::string disabled_reason_;  // set when config_.disabled
   std::uint64_t generation_ = 0;
   std::size_t restarts_ = 0;

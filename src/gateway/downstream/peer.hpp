@@ -22,6 +22,7 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -83,6 +84,9 @@ struct DownstreamEvents {
   // Whether a client session is subscribed to one of the server's resources: it is then
   // not idle (ds_idle_stop). Unset: never.
   std::function<bool()> has_subscriptions;
+  // And what the gateway tells it: where it keeps state of its own (a remote server's OAuth
+  // tokens); empty: nowhere (no OAuth).
+  std::filesystem::path state_dir;
 };
 
 // What the bounds of one listing took from the server's last listing of one kind.

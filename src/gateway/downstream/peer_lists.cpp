@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/wall_clock.hpp"
 #include "gateway/downstream/peer.hpp"
+#include "rpc/message.hpp"
 
 #include <boost/json/serialize.hpp>
 
@@ -79,6 +80,12 @@ bool cut_text(bj::value* v) {
   return true;
 }
 
+bool method_not_found(const mcp::Reply& reply) {
+  if (reply.status != mcp::Reply::Status::error || !reply.message) return false;
+  auto code = cj::member_span(reply.message->error(), "code");
+  return code && cj::trim(*code) == std::to_string(rpc::code::kMethodNotFound);
+}
+
 // Cuts an entry's long description and title (and a tool's annotations.title); whether it
 // cut any.
 bool cut_long_texts(bj::object& entry) {
@@ -145,6 +152,9 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
   for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
     std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
     auto reply = co_await session_->request(listing.method, params, limits_.list_timeout);
+    // A server that declares resources but answers templates (or prompts) with "method not
+    // found" has none of them: many servers built on the official SDKs do exactly that.
+    if (page == 0 && listing.method != "tools/list" && method_not_found(reply)) co_return true;
     if (!reply.ok()) {
       co_return fail(listing.names_timeout && reply.status == mcp::Reply::Status::timeout
                          ? listing.method + " timed out"

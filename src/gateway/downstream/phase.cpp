@@ -20,8 +20,6 @@ std::string_view to_string(Phase phase) {
       return "offline";
     case Phase::idle_stopped:
       return "idle_stopped";
-    case Phase::unsupported_transport:
-      return "unsupported_transport";
     case Phase::disabled:
       return "disabled";
   }
@@ -33,7 +31,7 @@ bool transition_allowed(Phase from, Phase to) {
   switch (from) {
     case Phase::lazy:
       return to == Phase::starting || to == Phase::failed || to == Phase::offline ||
-             to == Phase::unsupported_transport || to == Phase::disabled;
+             to == Phase::disabled;
     case Phase::starting:
       return to == Phase::online || to == Phase::failed || to == Phase::offline;
     case Phase::online:
@@ -53,7 +51,6 @@ bool transition_allowed(Phase from, Phase to) {
       // starting: the next call; failed: a start refused before any spawn; offline: an
       // operator's stop or the shutdown.
       return to == Phase::starting || to == Phase::failed || to == Phase::offline;
-    case Phase::unsupported_transport:
     case Phase::disabled:
       return false;
   }

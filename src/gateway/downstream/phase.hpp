@@ -7,7 +7,7 @@
 //     └──────▶ failed ◀─────┴────────────┘      (failed ──▶ starting | restarting)
 //   online ──▶ idle_stopped ──▶ starting | offline | failed
 //   any of the six above ──▶ offline ──▶ starting | failed
-//   unsupported_transport, disabled: set once, at construction, and final.
+//   disabled: set once, at construction, and final.
 //
 // `failed` keeps its reason beside it (the downstream's last error); `restarting` is the
 // automatic restart after the child ended by itself (a backoff, then `starting` again);
@@ -29,7 +29,6 @@ enum class Phase {
   failed,
   offline,
   idle_stopped,
-  unsupported_transport,
   disabled
 };
 // The name health, the catalog and the CLI show (stable: scripts read it).

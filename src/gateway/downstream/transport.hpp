@@ -2,7 +2,8 @@
 // The connection a downstream peer talks over. The peer (the MCP client role) sees only this
 // interface, so a new kind of downstream (Streamable HTTP, legacy SSE) is a new
 // implementation here, not a branch in the downstream's start. ChildTransport (a stdio child
-// under supervision) is the one implementation today.
+// under supervision) and RemoteTransport (a Streamable HTTP or legacy SSE server) implement
+// it.
 //
 // Ownership: the Downstream owns its current transport (one per generation) by unique_ptr.
 // The transport owns whatever it connects through (a child process and its pipes).
@@ -17,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace sluice::gateway {
 
@@ -48,6 +50,10 @@ class DownstreamTransport {
   virtual bool code_changed() const = 0;
   // The local process serving it, or -1.
   virtual pid_t pid() const = 0;
+  // Why the connection failed or ended, when the transport knows better than the session
+  // (a remote server's TLS failure, HTTP status, expired session): "<class>: <sentence>",
+  // value-free; empty otherwise.
+  virtual std::string problem() const = 0;
 };
 
 }  // namespace sluice::gateway

@@ -124,6 +124,12 @@ void add_identity(const Downstream& d, std::string_view status, bj::object& row)
   row["protocol_version"] =
       d.protocol_version().empty() ? bj::value(nullptr) : bj::value(d.protocol_version());
   row["last_error"] = d.last_error().empty() ? bj::value(nullptr) : bj::value(d.last_error());
+  if (!d.failure_class().empty()) {
+    row["failure_class"] = d.failure_class();
+    if (d.failure_class() == "auth_required") {
+      row["next_step"] = "sluice auth login " + d.name();
+    }
+  }
   row["source"] = d.config().source_file;
 }
 

@@ -11,17 +11,15 @@
 namespace sluice::gateway {
 namespace {
 
-constexpr Phase kAll[] = {
-    Phase::lazy,    Phase::starting, Phase::online,       Phase::restarting,
-    Phase::failed,  Phase::offline,  Phase::idle_stopped, Phase::unsupported_transport,
-    Phase::disabled};
+constexpr Phase kAll[] = {Phase::lazy,    Phase::starting,     Phase::online,
+                          Phase::restarting, Phase::failed, Phase::offline,
+                          Phase::idle_stopped, Phase::disabled};
 
 // Every move between two different phases that a downstream makes, and nothing else.
 const std::set<std::pair<Phase, Phase>>& legal_moves() {
   static const std::set<std::pair<Phase, Phase>> moves = {
       {Phase::lazy, Phase::starting},         {Phase::lazy, Phase::failed},
-      {Phase::lazy, Phase::offline},          {Phase::lazy, Phase::unsupported_transport},
-      {Phase::lazy, Phase::disabled},         {Phase::starting, Phase::online},
+      {Phase::lazy, Phase::offline},          {Phase::lazy, Phase::disabled},         {Phase::starting, Phase::online},
       {Phase::starting, Phase::failed},       {Phase::starting, Phase::offline},
       {Phase::online, Phase::restarting},     {Phase::online, Phase::failed},
       {Phase::online, Phase::offline},        {Phase::restarting, Phase::starting},
@@ -59,9 +57,6 @@ PhaseMachine machine_in(Phase target) {
       break;
     case Phase::idle_stopped:
       path = {Phase::starting, Phase::online, Phase::idle_stopped};
-      break;
-    case Phase::unsupported_transport:
-      path = {Phase::unsupported_transport};
       break;
     case Phase::disabled:
       path = {Phase::disabled};
@@ -123,14 +118,12 @@ TEST(DownstreamPhase, OnlyAnOnlineServerIsIdleStoppedAndItStartsAgainWithoutBein
   EXPECT_TRUE(m.transition(Phase::starting));
 }
 
-TEST(DownstreamPhase, UnsupportedAndDisabledAreFinal) {
-  for (Phase fixed : {Phase::unsupported_transport, Phase::disabled}) {
-    for (Phase to : kAll) {
-      if (to == fixed) continue;
-      PhaseMachine m = machine_in(fixed);
-      EXPECT_FALSE(m.transition(to)) << to_string(fixed) << " -> " << to_string(to);
-      EXPECT_EQ(m.phase(), fixed);
-    }
+TEST(DownstreamPhase, DisabledIsFinal) {
+  for (Phase to : kAll) {
+    if (to == Phase::disabled) continue;
+    PhaseMachine m = machine_in(Phase::disabled);
+    EXPECT_FALSE(m.transition(to)) << "disabled -> " << to_string(to);
+    EXPECT_EQ(m.phase(), Phase::disabled);
   }
 }
 
@@ -143,7 +136,6 @@ TEST(DownstreamPhase, NamesAreTheOnesHealthHasAlwaysShown) {
   EXPECT_EQ(to_string(Phase::failed), "failed");
   EXPECT_EQ(to_string(Phase::offline), "offline");
   EXPECT_EQ(to_string(Phase::idle_stopped), "idle_stopped");
-  EXPECT_EQ(to_string(Phase::unsupported_transport), "unsupported_transport");
   EXPECT_EQ(to_string(Phase::disabled), "disabled");
 }
 

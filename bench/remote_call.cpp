@@ -1,0 +1,196 @@
+// A remote call through sluice against the same call made directly, in one run: the HTTP
+// fixture (tests/fixtures/http_fixture_server) serves Streamable HTTP on 127.0.0.1; CALLS
+// sequential tools/call `echo` go
+//   1. direct: from this driver over one kept-alive HTTP connection (Beast, blocking);
+//   2. through sluice: over stdio to `sluice serve --expose all` with the fixture as its remote
+//      server "web" (tools/call `web__echo`), sluice keeping its own connections.
+// Reports both p50s, sluice's added p50, and sluice's CPU per call (its utime+stime over the
+// calls, from /proc). Each side makes WARMUP untimed calls first. Every answer is checked; a
+// protocol error ends the run with exit 1. Every wait is bounded; nothing is left running.
+//
+//   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=2000]
+#include "load_process.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace bj = boost::json;
+using sluice::bench::Clock;
+using sluice::bench::Process;
+using sluice::bench::ProtocolError;
+using Micros = std::chrono::duration<double, std::micro>;
+
+constexpr int kWarmup = 50;
+constexpr std::string_view kText = "remote-bench";
+
+std::string call_frame(int id, std::string_view tool) {
+  return fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}",)"
+                     R"("arguments":{{"text":"{}"}}}}}})",
+                     id, tool, kText);
+}
+
+void check_echo(std::string_view text, int id) {
+  bj::value v = bj::parse(text);
+  const bj::object& o = v.as_object();
+  if (!o.contains("id") || o.at("id") != id || !o.contains("result") ||
+      bj::serialize(o.at("result")).find(kText) == std::string::npos) {
+    throw ProtocolError("unexpected answer: " + std::string(text.substr(0, 200)));
+  }
+}
+
+double p50(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  return us.empty() ? 0 : us[us.size() / 2];
+}
+
+// The fixture's session over one kept-alive connection.
+class DirectClient {
+ public:
+  explicit DirectClient(int port) : stream_(io_) {
+    stream_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
+                                            static_cast<unsigned short>(port)));
+    auto init = post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{)"
+                     R"("protocolVersion":"2025-11-25","capabilities":{},)"
+                     R"("clientInfo":{"name":"bench","version":"1"}}})");
+    session_ = std::string(init["Mcp-Session-Id"]);
+    if (session_.empty()) throw ProtocolError("the fixture gave no session id");
+    post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  }
+  std::string call(int id) { return post(call_frame(id, "echo")).body(); }
+
+ private:
+  http::response<http::string_body> post(std::string body) {
+    http::request<http::string_body> req{http::verb::post, "/mcp", 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "application/json, text/event-stream");
+    if (!session_.empty()) {
+      req.set("Mcp-Session-Id", session_);
+      req.set("MCP-Protocol-Version", "2025-11-25");
+    }
+    req.body() = std::move(body);
+    req.prepare_payload();
+    stream_.expires_after(sluice::bench::kIoGuard);
+    http::write(stream_, req);
+    http::response<http::string_body> res;
+    http::read(stream_, buffer_, res);
+    return res;
+  }
+
+  asio::io_context io_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::string session_;
+};
+
+std::vector<double> run_direct(int port, int calls) {
+  DirectClient client(port);
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(calls));
+  for (int i = 1; i <= kWarmup + calls; ++i) {
+    const auto t0 = Clock::now();
+    std::string answer = client.call(i);
+    if (i > kWarmup) us.push_back(Micros(Clock::now() - t0).count());
+    check_echo(answer, i);
+  }
+  return us;
+}
+
+// utime + stime of `pid`, in microseconds.
+double cpu_us(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string skip;
+  for (int i = 3; i < 14; ++i) fields >> skip;  // state .. cmajflt
+  double utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+struct Through {
+  std::vector<double> us;
+  double cpu_per_call_us = 0;
+};
+
+Through run_sluice(const std::string& sluice, int port, int calls,
+                   const std::filesystem::path& dir) {
+  const auto config = dir / "remote.json";
+  std::ofstream(config) << fmt::format(
+      R"({{"mcpServers":{{"web":{{"type":"http","url":"http://127.0.0.1:{}/mcp"}}}}}})", port);
+  Process proc({sluice, "serve", "--expose", "all", "--no-discover", "--no-cache", "--config",
+                config.string(), "--log-level", "error"},
+               true, true);
+  proc.write_line(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{)"
+                  R"("protocolVersion":"2025-11-25","capabilities":{},)"
+                  R"("clientInfo":{"name":"bench","version":"1"}}})");
+  proc.read_line();
+  proc.write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  Through out;
+  out.us.reserve(static_cast<std::size_t>(calls));
+  double cpu_start = 0;
+  for (int i = 1; i <= kWarmup + calls; ++i) {
+    if (i == kWarmup + 1) cpu_start = cpu_us(proc.pid());
+    const auto t0 = Clock::now();
+    proc.write_line(call_frame(i, "web__echo"));
+    std::string answer = proc.read_line();
+    while (answer.find("\"id\":" + std::to_string(i)) == std::string::npos) {
+      answer = proc.read_line();  // a notification of sluice's, not the answer
+    }
+    if (i > kWarmup) out.us.push_back(Micros(Clock::now() - t0).count());
+    check_echo(answer, i);
+  }
+  out.cpu_per_call_us = (cpu_us(proc.pid()) - cpu_start) / calls;
+  proc.stop(false);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s SLUICE HTTP_FIXTURE [CALLS=2000]\n", argv[0]);
+    return 2;
+  }
+  const int calls = argc > 3 ? std::clamp(std::atoi(argv[3]), 10, 200000) : 2000;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sluice-remote-bench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  int rc = 0;
+  try {
+    Process fixture({argv[2]}, true, true);
+    const std::string listening = fixture.read_line();
+    if (!listening.starts_with("listening ")) throw ProtocolError("the fixture did not start");
+    const int port = std::stoi(listening.substr(10));
+    const double direct = p50(run_direct(port, calls));
+    const Through through = run_sluice(argv[1], port, calls, dir);
+    const double via = p50(through.us);
+    std::printf("remote call: %d sequential tools/call echo over Streamable HTTP (127.0.0.1)\n",
+                calls);
+    std::printf(
+        "remote call: direct p50 %.0f us, through sluice p50 %.0f us: sluice adds %.0f us"
+        " (%.2fx)\n",
+        direct, via, via - direct, direct > 0 ? via / direct : 0);
+    std::printf("remote call: sluice CPU %.1f us per call\n", through.cpu_per_call_us);
+    fixture.stop(false);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sluice_remote_call: %s\n", e.what());
+    rc = 1;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return rc;
+}
