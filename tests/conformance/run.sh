@@ -15,6 +15,11 @@
 #   http-alpha  0.2.0-alpha.12 (pinned in alpha/) with --requirements 2025-11-25 against the HTTP
 #               front end; baseline-http-alpha.yml (entries may be `- scenario:check-id`).
 #                                                                      ctest: conformance_http_alpha
+#   client      0.2.0-alpha.12's CLIENT scenarios with --requirements 2025-11-25, sluice the client
+#               under test: each scenario's server on 127.0.0.1, client/adapter.mjs points a sluice
+#               config at its URL and drives sluice's stdio front end; baseline-client.yml, and
+#               client/verdict.mjs also requires each scenario's check ids (client/
+#               expected-checks.json). CONFORMANCE_SERVER is not used.  ctest: conformance_client
 set -euo pipefail
 
 mode=stdio
@@ -22,8 +27,8 @@ if [[ $# -eq 3 ]]; then
   mode="$1"
   shift
 fi
-if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|http|http-alpha)$ ]]; then
-  echo "usage: $0 [stdio|stdio-alpha|http|http-alpha] SLUICE_BINARY CONFORMANCE_SERVER" >&2
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|http|http-alpha|client)$ ]]; then
+  echo "usage: $0 [stdio|stdio-alpha|http|http-alpha|client] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
 fi
 sluice="$(realpath -- "$1")"
@@ -33,7 +38,7 @@ here="$(pwd)"
 
 # The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
 pkg="$here"
-[[ "$mode" == *-alpha ]] && pkg="$here/alpha"
+[[ "$mode" == *-alpha || "$mode" == client ]] && pkg="$here/alpha"
 
 # npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
 # never writes it), so conformance tests started in parallel (ctest -j) don't install over each
@@ -59,6 +64,44 @@ cleanup() {
   rm -rf -- "$work"
 }
 trap cleanup EXIT
+
+if [[ "$mode" == client ]]; then
+  # The runner starts every scenario's servers (bound to 127.0.0.1 by shim/loopback-sync.cjs) and
+  # runs `node client/adapter.mjs <url>` for each, in parallel. It splits --command on spaces.
+  [[ "$here" != *" "* ]] || { echo "run.sh: the client mode needs a path without spaces: $here" >&2; exit 1; }
+  mkdir -p "$work/results"
+  suite_status=0
+  # Own process group (setsid), so that cleanup also ends any adapter or sluice left by a scenario
+  # the runner timed out; bounded by timeout.
+  SLUICE_BINARY="$sluice" HOME="$work" NODE_OPTIONS="--require $here/shim/loopback-sync.cjs" \
+    setsid timeout 540 node --import "$here/shim/register.mjs" \
+    "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
+    --command "node $here/client/adapter.mjs" --requirements 2025-11-25 --timeout 60000 \
+    --expected-failures "$here/baseline-client.yml" -o "$work/results" >"$work/suite.log" 2>&1 &
+  server_pid=$!
+  wait "$server_pid" || suite_status=$?
+  if grep -q '=== SUITE SUMMARY ===' "$work/suite.log"; then
+    sed -n '/=== SUITE SUMMARY ===/,$p' "$work/suite.log"
+  else
+    tail -40 "$work/suite.log" >&2
+  fi
+  echo "--- verdict (client/verdict.mjs: no failure, no warning, every expected check id) ---"
+  status=0
+  node "$here/client/verdict.mjs" "$work/results" "$here/client/expected-checks.json" \
+    "$here/baseline-client.yml" \
+    "$pkg/node_modules/@modelcontextprotocol/conformance/requirements/2025-11-25.yaml" || status=$?
+  [[ $suite_status -eq 0 ]] || status=$suite_status
+  if [[ $status -ne 0 ]]; then
+    node "$here/failed-checks.mjs" "$work/results" >&2 || true
+    # The adapter's own account of each scenario that is not baselined (sluice's log tail included).
+    for f in "$work"/results/*/stderr.txt; do
+      [[ -s "$f" ]] || continue
+      echo "--- $(basename -- "$(dirname -- "$f")") (adapter stderr) ---" >&2
+      tail -30 "$f" >&2
+    done
+  fi
+  exit "$status"
+fi
 
 printf '{"mcpServers":{"conformance":{"command":"%s"}}}\n' "$fixture" > "$work/mcp.json"
 

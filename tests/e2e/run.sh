@@ -33,4 +33,5 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
   npm ci --no-audit --no-fund
 fi
 
-exec node --test --test-reporter=spec sdk_client.test.mjs sdk_cancel.test.mjs sdk_http.test.mjs
+exec node --test --test-reporter=spec sdk_client.test.mjs sdk_cancel.test.mjs sdk_http.test.mjs \
+  sdk_remote.test.mjs
