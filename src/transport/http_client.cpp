@@ -219,16 +219,18 @@ struct HttpClientImpl {
 
   asio::awaitable<HttpResult<std::shared_ptr<Connection>>> connect(Exchange& ex,
                                                                    const HttpUrl& url);
-  asio::awaitable<HttpResult<void>> handshake(Exchange& ex, Connection& conn, const HttpUrl& url);
+  // A failure, or nothing when the connection is ready.
+  asio::awaitable<std::optional<HttpError>> handshake(Exchange& ex, Connection& conn,
+                                                      const HttpUrl& url);
   asio::awaitable<HttpResult<HttpResponse>> read_response(Exchange& ex, const HttpUrl& url,
                                                           const SseSink& sink,
                                                           const HeadSink& on_head, bool& reusable);
   template <class Parser>
-  asio::awaitable<HttpResult<void>> read_until_done(Exchange& ex, const HttpUrl& url,
-                                                    Parser& parser);
-  asio::awaitable<HttpResult<void>> read_stream(Exchange& ex, const HttpUrl& url,
-                                                http::response_parser<http::buffer_body>& parser,
-                                                const SseSink& sink);
+  asio::awaitable<std::optional<HttpError>> read_until_done(Exchange& ex, const HttpUrl& url,
+                                                            Parser& parser);
+  asio::awaitable<std::optional<HttpError>> read_stream(
+      Exchange& ex, const HttpUrl& url, http::response_parser<http::buffer_body>& parser,
+      const SseSink& sink);
 
   asio::io_context& io;
   HttpClientOptions options;
@@ -308,14 +310,14 @@ asio::awaitable<HttpResult<std::shared_ptr<Connection>>> HttpClientImpl::connect
   ++opened;
   conn->socket.set_option(tcp::no_delay(true), ec);
   if (url.tls) {
-    auto shaken = co_await handshake(ex, *conn, url);
-    if (!shaken) co_return shaken.error();
+    std::optional<HttpError> failed = co_await handshake(ex, *conn, url);
+    if (failed) co_return std::move(*failed);
   }
   co_return conn;
 }
 
-asio::awaitable<HttpResult<void>> HttpClientImpl::handshake(Exchange& ex, Connection& conn,
-                                                            const HttpUrl& url) {
+asio::awaitable<std::optional<HttpError>> HttpClientImpl::handshake(Exchange& ex, Connection& conn,
+                                                                    const HttpUrl& url) {
   ClientTls& context = tls();
   if (context.problem()) {
     co_return make_error(HttpFailure::tls_failed, url, *context.problem(),
@@ -334,12 +336,13 @@ asio::awaitable<HttpResult<void>> HttpClientImpl::handshake(Exchange& ex, Connec
     co_return make_error(HttpFailure::tls_failed, url,
                          fmt::format("the TLS handshake failed ({})", tls_failure_name(why)), why);
   }
-  co_return HttpResult<void>{};
+  co_return std::nullopt;
 }
 
 template <class Parser>
-asio::awaitable<HttpResult<void>> HttpClientImpl::read_until_done(Exchange& ex, const HttpUrl& url,
-                                                                  Parser& parser) {
+asio::awaitable<std::optional<HttpError>> HttpClientImpl::read_until_done(Exchange& ex,
+                                                                          const HttpUrl& url,
+                                                                          Parser& parser) {
   while (!parser.is_done()) {
     const error_code ec = co_await read_some(*ex.conn, parser);
     if (ex.stop != Stop::none) co_return stopped(ex.stop, url);
@@ -349,10 +352,10 @@ asio::awaitable<HttpResult<void>> HttpClientImpl::read_until_done(Exchange& ex, 
       if (parser.is_header_done()) break;
     }
   }
-  co_return HttpResult<void>{};
+  co_return std::nullopt;
 }
 
-asio::awaitable<HttpResult<void>> HttpClientImpl::read_stream(
+asio::awaitable<std::optional<HttpError>> HttpClientImpl::read_stream(
     Exchange& ex, const HttpUrl& url, http::response_parser<http::buffer_body>& parser,
     const SseSink& sink) {
   SseParser events(options.max_body_bytes);
@@ -376,7 +379,7 @@ asio::awaitable<HttpResult<void>> HttpClientImpl::read_stream(
                                        options.max_body_bytes));
     }
   }
-  co_return HttpResult<void>{};
+  co_return std::nullopt;
 }
 
 asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange& ex,
@@ -387,7 +390,7 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
   http::response_parser<http::empty_body> head;
   head.header_limit(static_cast<std::uint32_t>(options.max_head_bytes));
   head.body_limit(options.max_body_bytes);
-  if (auto read = co_await read_until_done(ex, url, head); !read) co_return read.error();
+  if (auto failed = co_await read_until_done(ex, url, head)) co_return std::move(*failed);
   HttpResponse response = response_of(head.get());
   if (on_head) on_head(response);
   if (ex.stop != Stop::none) co_return stopped(ex.stop, url);
@@ -397,11 +400,11 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
     body.body_limit(boost::none);  // a stream is bounded per event, and by the idle bound
     ex.deadline = kNever;
     ex.watch();
-    if (auto read = co_await read_stream(ex, url, body, sink); !read) co_return read.error();
+    if (auto failed = co_await read_stream(ex, url, body, sink)) co_return std::move(*failed);
     reusable = body.keep_alive();
   } else {
     http::response_parser<http::string_body> body(std::move(head));
-    if (auto read = co_await read_until_done(ex, url, body); !read) co_return read.error();
+    if (auto failed = co_await read_until_done(ex, url, body)) co_return std::move(*failed);
     response.body = std::move(body.get().body());
     reusable = body.keep_alive();
   }

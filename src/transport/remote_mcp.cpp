@@ -295,8 +295,8 @@ void RemoteConnection::deliver(std::string frame, const std::string& request_id,
 void RemoteConnection::answer_failed(const std::string& request_id, const RemoteFailure& failure) {
   if (!session_ || request_id.empty()) return;
   core::log::warn("server {}: a request failed: {}", options_.label, failure.message);
-  session_->on_frame(
-      rpc::make_error(request_id, rpc::code::kInternalError, "remote server: " + failure.message));
+  session_->on_frame(rpc::make_error(request_id, rpc::code::kInternalError,
+                                     "remote server: " + failure.kind + ": " + failure.message));
 }
 
 asio::awaitable<std::string> RemoteConnection::token(std::optional<RemoteFailure>& failure) {
@@ -367,6 +367,7 @@ asio::awaitable<int> RemoteConnection::read_stream(const std::string& url, Strea
   }
   if (!result) {
     if (result.error().failure == HttpFailure::too_large) violation_ = true;
+    if (result.error().failure != HttpFailure::cancelled) failure_ = failure_of(result.error());
     co_return 0;
   }
   co_return result->status;
@@ -417,13 +418,13 @@ asio::awaitable<void> RemoteConnection::legacy_stream() {
   bool unused = false;
   const int status = co_await read_stream(options_.url, stream, {}, unused);
   if (closed_ || ended_) co_return;
-  if (status == 0 && failure_) {
+  if (status == 0 && failure_ && failure_->kind != "closed") {
     end(*failure_);
   } else if (status == 401 || status == 403) {
     end(failure_of_status(status));
   } else {
     end({"stream_ended",
-         status / 100 == 2
+         status == 0 || status / 100 == 2
              ? std::string("the server closed its event stream")
              : fmt::format("the server answered HTTP {} to its event stream", status)});
   }

@@ -43,6 +43,7 @@ class RemoteDownstream : public ::testing::Test {
     std::vector<std::string> args = env;
     args.insert(args.end(),
                 {SLUICE_BINARY, "serve", "--no-discover", "--no-cache", "--config", cfg.string()});
+    args.insert(args.end(), sluice_flags_.begin(), sluice_flags_.end());
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path(), "/usr/bin/env");
     sluice_->initialize();
   }
@@ -81,6 +82,7 @@ class RemoteDownstream : public ::testing::Test {
 
   TempDir dir_;
   std::string marker_ = new_marker();
+  std::vector<std::string> sluice_flags_;  // more flags of `sluice serve`
   std::unique_ptr<RemoteFixture> fixture_;
   std::unique_ptr<Sluice> sluice_;
 };
@@ -129,6 +131,70 @@ TEST_F(RemoteDownstream, ALegacySseServerIsCalledThroughItsEndpoint) {
   EXPECT_EQ(row().at("status"), "online");
 }
 
+// Whether a search for `query` finds web::`tool`, within the guard (the relisting a
+// notification starts may still be under way).
+bool eventually_found(Sluice& s, const std::string& query, const std::string& tool) {
+  const auto deadline = std::chrono::steady_clock::now() + kGuard;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto found = s.call_tool("gateway.catalog_search", R"({"query":")" + query + "\"}");
+    for (const auto& card : found.at("structuredContent").at("results").as_array()) {
+      if (card.at("tool_id") == ("web::" + tool).c_str()) return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(RemoteDownstream, TheServersGetStreamCarriesItsListChangedAndSluiceRelists) {
+  start({});
+  ASSERT_FALSE(is_error(invoke("change_tools", "{}")));
+  EXPECT_TRUE(eventually_found(*sluice_, "added later", "added_later"));
+  EXPECT_GE(requests("GET"), 1u);
+}
+
+TEST_F(RemoteDownstream, AServerWithoutAGetStreamAnswering405IsServedAllTheSame) {
+  start({"--no-get-stream", "--no-delete"});
+  auto called = invoke("echo", R"({"text":"no stream"})");
+  ASSERT_FALSE(is_error(called)) << text_of(called);
+  EXPECT_EQ(row().at("status"), "online");
+}
+
+TEST_F(RemoteDownstream, LoginToAServerWithoutUsableAuthorizationMetadataFailsValueFree) {
+  fixture_ = std::make_unique<RemoteFixture>(dir_, marker_,
+                                             std::vector<std::string>{"--require-bearer=t0ken"});
+  auto cfg = dir_.write(
+      ".mcp.json", R"({"mcpServers":{"web":{"type":"http","url":")" + fixture_->url() + R"("}}})");
+  auto r = run_sluice({"auth", "login", "web", "--no-discover", "--config", cfg.string(),
+                       "--state-dir", (dir_.path() / "state").string()},
+                      dir_.path(), dir_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("sluice auth login:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("t0ken"), std::string::npos);
+  auto unknown = run_sluice({"auth", "login", "nosuch", "--no-discover", "--config", cfg.string()},
+                            dir_.path(), dir_.path());
+  EXPECT_EQ(unknown.exit_code, 2);
+}
+
+TEST_F(RemoteDownstream, ALegacyServerWhoseEventStreamEndsIsReconnectedWithANewSession) {
+  // 8 events a stream: the endpoint, the start's five answers, then two calls'.
+  start({"--legacy-sse", "--sse-break-after=8"}, {{"type", "sse"}});
+  ASSERT_FALSE(is_error(invoke("echo", R"({"text":"one"})")));
+  ASSERT_FALSE(is_error(invoke("echo", R"({"text":"two"})")));
+  // The stream ended with the second answer: the restart path opens a new one, after its
+  // backoff, and the server is online again in a new generation.
+  const auto deadline = std::chrono::steady_clock::now() + kGuard;
+  bj::object r;
+  do {
+    r = row();
+  } while ((r.at("status") != "online" || r.at("generation").to_number<int>() < 2) &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(r.at("status"), "online") << r;
+  auto three = invoke("echo", R"({"text":"three"})");
+  EXPECT_FALSE(is_error(three)) << text_of(three);
+  std::size_t streams = 0;
+  for (const auto& rec : fixture_->records()) streams += rec.at("path") == "/sse" ? 1 : 0;
+  EXPECT_GE(streams, 2u);
+}
+
 TEST_F(RemoteDownstream, ACallThatMeetsA503FailsOnceAndRetryAfterHoldsTheNextOne) {
   start({"--fail-status=503", "--fail-count=1", "--fail-method=tools/call", "--retry-after=30"});
   auto first = invoke("echo", R"({"text":"a"})");
@@ -175,6 +241,46 @@ TEST_F(RemoteDownstream, AnAbandonedRemoteCallGivesItsPermitBackAtTheAbandonBoun
   EXPECT_EQ(r.at("expired"), 1) << r;
   EXPECT_EQ(r.at("permits_held"), 0) << r;
   EXPECT_EQ(r.at("expired_holding_permit"), 0) << r;
+  EXPECT_EQ(requests("POST", "notifications/cancelled"), 1u) << "the cancel reaches the server";
+}
+
+TEST_F(RemoteDownstream, ABrokenAnswerStreamIsResumedFromItsLastEventAndNotSentAgain) {
+  start({"--sse-responses", "--sse-break-after=1", "--retry-ms=100"});
+  auto called = invoke("echo", R"({"text":"resumed"})");
+  ASSERT_FALSE(is_error(called)) << text_of(called);
+  EXPECT_NE(text_of(called).find("resumed"), std::string::npos) << text_of(called);
+  EXPECT_EQ(requests("POST", "tools/call"), 1u);
+  bool resumed = false;
+  for (const auto& r : fixture_->records()) {
+    if (r.at("method") == "GET" && r.at("last_event_id").is_string()) resumed = true;
+  }
+  EXPECT_TRUE(resumed) << "no GET carried Last-Event-ID";
+}
+
+TEST_F(RemoteDownstream, AnAnswerOverTheMessageCapIsRefusedAndTheServerKeepsServing) {
+  sluice_flags_ = {"--max-message-bytes", "65536"};
+  start({});
+  auto big = invoke("big", R"({"bytes":200000})");
+  ASSERT_TRUE(is_error(big)) << bj::serialize(big).substr(0, 300);
+  EXPECT_NE(text_of(big).find("too_large"), std::string::npos) << text_of(big);
+  auto echoed = invoke("echo", R"({"text":"small"})");
+  EXPECT_FALSE(is_error(echoed)) << text_of(echoed);
+}
+
+TEST_F(RemoteDownstream, AServerThatNeverAnswersFailsItsStartWithinTheInitializeTimeout) {
+  sluice_flags_ = {"--initialize-timeout-ms", "1000"};
+  start({"--stall"});
+  auto called = invoke("echo", R"({"text":"x"})");
+  ASSERT_TRUE(is_error(called));
+  EXPECT_EQ(row().at("status"), "failed");
+}
+
+TEST_F(RemoteDownstream, AMissingVariableInAHeaderMeansNotConnectedAndHealthNamesIt) {
+  start({}, {{"type", "http"}, {"headers", bj::object{{"Authorization", "Bearer ${WEB_SECRET}"}}}});
+  ASSERT_TRUE(is_error(invoke("echo", R"({"text":"x"})")));
+  const std::string error(row().at("last_error").as_string());
+  EXPECT_NE(error.find("WEB_SECRET"), std::string::npos) << error;
+  EXPECT_EQ(fixture_->records().size(), 0u) << "nothing is sent without its credentials";
 }
 
 TEST_F(RemoteDownstream, HeadersTakeTheirCredentialsFromTheEnvironment) {

@@ -8,6 +8,7 @@
 #include "gateway/downstream/remote_transport.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -117,12 +118,14 @@ asio::awaitable<bool> Downstream::start() {
 
 core::Result<std::unique_ptr<DownstreamTransport>> Downstream::open_transport() {
   if (const auto* remote = std::get_if<config::RemoteServer>(&config_.transport)) {
-    const bool https = remote->url.size() >= 8 &&
-                       std::equal(remote->url.begin(), remote->url.begin() + 8, "https://",
-                                  [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+    const bool https =
+        remote->url.size() >= 8 &&
+        std::equal(remote->url.begin(), remote->url.begin() + 8, "https://",
+                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
     if (!remote->allow_http && !https && !transport::is_loopback_url(remote->url)) {
-      return core::Error{"plain http:// is refused for a host other than loopback: use "
-                         "https://, or set \"allowHttp\": true in the server's entry"};
+      return core::Error{
+          "plain http:// is refused for a host other than loopback: use "
+          "https://, or set \"allowHttp\": true in the server's entry"};
     }
     return std::unique_ptr<DownstreamTransport>(
         std::make_unique<RemoteTransport>(io_, config_, limits_, events_.state_dir));
@@ -140,7 +143,11 @@ void Downstream::start_failed(std::string reason) {
 
 asio::awaitable<bool> Downstream::start_impl() {
   if (!config_.missing_variables.empty()) {
-    fail("configuration refers to unset variables: see the warnings for " + config_.name);
+    // The names only (they are the file's, never a value).
+    fail(
+        fmt::format("not connected: its configuration refers to unset variables ({}); set "
+                    "them in sluice's environment",
+                    fmt::join(config_.missing_variables, ", ")));
     co_return false;
   }
   // Leftovers of a previous run (a crash) are torn down before a new spawn.

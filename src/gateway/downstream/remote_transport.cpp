@@ -52,9 +52,11 @@ void RemoteTransport::start(std::shared_ptr<mcp::Session> session,
                             std::function<void()> on_closed) {
   // The connection's own end (the remote side went away) is both the stream's close and the
   // transport's end: there is no process exit to wait for.
+  // on_closed may tear this transport down: nothing of it is touched after that call.
   connection_->start(std::move(session), [this, on_closed = std::move(on_closed)] {
+    std::function<void()> ended = closing_ ? std::function<void()>() : std::exchange(on_end_, {});
     if (on_closed) on_closed();
-    if (!closing_ && on_end_) std::exchange(on_end_, {})();
+    if (ended) ended();
   });
 }
 
