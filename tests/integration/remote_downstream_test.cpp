@@ -114,6 +114,25 @@ TEST_F(RemoteDownstream, AStreamableHttpServerIsSearchedDescribedAndCalledThroug
   EXPECT_EQ(requests("DELETE"), 1u);
 }
 
+class RemoteRevision : public RemoteDownstream,
+                       public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(RemoteRevision, AServerOfAnEarlierRevisionIsServedInItsRevision) {
+  start({std::string("--protocol=") + GetParam(), "--sse-responses"});
+  auto called = invoke("echo", R"({"text":"older"})");
+  ASSERT_FALSE(is_error(called)) << text_of(called);
+  EXPECT_EQ(row().at("protocol_version"), GetParam());
+  // Every request after initialize named the revision the server answered.
+  for (const auto& r : fixture_->records()) {
+    if (r.at("rpc_method") != "initialize" && r.at("method") == "POST") {
+      EXPECT_EQ(r.at("protocol_version"), GetParam()) << bj::serialize(r);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Revisions, RemoteRevision,
+                         ::testing::Values("2025-11-25", "2025-06-18", "2025-03-26"));
+
 TEST_F(RemoteDownstream, AnswersStreamedAsServerSentEventsArriveWithTheirProgress) {
   start({"--sse-responses"});
   auto called = sluice_->call_tool("gateway.invoke",
