@@ -61,7 +61,7 @@ class CancelLink {
 std::string check_arguments(const ToolEntry& tool, const std::string& tool_label,
                             const Gateway::InvokeRequest& request, bool allow_unvalidated,
                             std::size_t max_json_depth) {
-  if (!tool.validator && !tool.schema_problem.empty()) {
+  if (!tool.validator() && !tool.schema_problem().empty()) {
     // A schema sluice cannot compile (a regex RE2 refuses, a remote $ref): the arguments
     // cannot be checked, so the call is refused unless the operator allows it.
     if (!allow_unvalidated) {
@@ -69,18 +69,18 @@ std::string check_arguments(const ToolEntry& tool, const std::string& tool_label
           "{} cannot be validated: its input schema is not usable ({}); sluice does not call a "
           "tool it cannot validate (the operator may allow it with "
           "sluice.allowUnvalidatedTools)",
-          tool_label, tool.schema_problem);
+          tool_label, tool.schema_problem());
     }
     core::log::debug("calling {} without validation (sluice.allowUnvalidatedTools)", tool_label);
   }
-  if (!tool.validator) return {};
+  if (!tool.validator()) return {};
   boost::system::result<bj::value, cj::ParseError> args = bj::value();
   if (!request.parsed_arguments) {
     args = cj::parse_strict(request.arguments_json.empty() ? "{}" : request.arguments_json,
                             cj::ParseLimits{max_json_depth});
     if (!args) return "arguments are not valid JSON: " + args.error().message;
   }
-  auto problems = tool.validator->validate(request.parsed_arguments ? *request.parsed_arguments
+  auto problems = tool.validator()->validate(request.parsed_arguments ? *request.parsed_arguments
                                                                     : *args);
   if (problems.empty()) return {};
   std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);

@@ -398,6 +398,9 @@ std::vector<ServerListing> CatalogFile::load_all() {
   std::vector<ServerListing> out;
   if (!usable()) return out;
   int rc = read_all(out);
+  // The whole file went through the page cache: nothing reads it again soon (a tool's
+  // description at most), so its pages are not kept.
+  sqlite3_db_release_memory(db_.get());
   if (rc == SQLITE_OK) return out;
   out.clear();
   if (is_corrupt(rc)) {

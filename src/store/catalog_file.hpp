@@ -46,7 +46,7 @@ class CatalogFile {
   // Upserts the listing and prunes the server's older fingerprints, in one transaction.
   bool save(const ServerListing& listing);
   bool forget(const std::string& server);
-  // Every listing; empty when the file cannot be read.
+  // Every listing; empty when the file cannot be read. The pages it read are let go after.
   std::vector<ServerListing> load_all();
   // The JSON text of tool `name` in the newest listing of (server, fingerprint), if held.
   std::optional<std::string> load_tool(const std::string& server, const std::string& fingerprint,

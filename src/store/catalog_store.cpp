@@ -7,6 +7,7 @@
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -310,6 +311,8 @@ void CatalogStore::run_worker() {
         if (worker) listings = worker->file.load_all();
         answered = true;
         load->done(std::move(listings));
+        // This thread's heap held the whole cache while it was read: give its pages back.
+        ::malloc_trim(0);
       } else if (auto* tool = std::get_if<LoadTool>(&job)) {
         std::optional<std::string> found;
         if (worker) found = worker->file.load_tool(tool->server, tool->fingerprint, tool->name);

@@ -173,7 +173,7 @@ bj::object Catalog::card(const SearchHit& hit) const {
   card["availability"] = d.phase() == Phase::online ? "online" : "offline";
   add_source(card, d);
   if (tool.read_only) card["read_only"] = true;
-  if (!tool.validator && !tool.schema_problem.empty()) card["validatable"] = false;
+  if (!tool.validator() && !tool.schema_problem().empty()) card["validatable"] = false;
   return card;
 }
 
@@ -238,9 +238,9 @@ std::string describe_tool(const Downstream& d, const ToolEntry& tool, bool allow
         "described from the catalog cache without starting the server; gateway.invoke starts "
         "it and validates the arguments against its live schema";
   }
-  if (!tool.validator && !tool.schema_problem.empty()) {
+  if (!tool.validator() && !tool.schema_problem().empty()) {
     out["validatable"] = false;
-    out["schema_problem"] = tool.schema_problem;
+    out["schema_problem"] = tool.schema_problem();
     out["invocable"] = allow_unvalidated;
   }
   out["invoke_template"] = bj::object{

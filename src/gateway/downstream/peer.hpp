@@ -22,8 +22,8 @@
 #include <boost/json/object.hpp>
 
 #include <chrono>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -39,6 +39,12 @@ namespace asio = boost::asio;
 // Makes the text a cached tool is kept as from its listed object (see DownstreamPeer::seed).
 using ToolSummarizer = std::function<std::string(const boost::json::object& listed)>;
 
+// A tool's input schema as compiled: the validator, or why there is none.
+struct ToolSchema {
+  std::optional<schema::Schema> validator;  // unset when the schema did not compile
+  std::string problem;                      // value-free, when it did not compile
+};
+
 // One tool of a downstream's list. Its title and description are read from `raw` where they
 // are shown (a catalog of 10,000 tools keeps no second copy of its texts).
 struct ToolEntry {
@@ -46,10 +52,19 @@ struct ToolEntry {
   // The tool object exactly as the downstream listed it; for a tool seeded as a summary, only
   // what search needs (see DownstreamPeer::seed).
   std::string raw;
+  // Its compiled input schema, or why it did not compile; null when not compiled (a tool
+  // seeded from the catalog cache). Shared: a list's entries are copied whole.
+  std::shared_ptr<const ToolSchema> schema;
   bool read_only = false;
   bool summary = false;  // raw is a ToolSummarizer's text: the whole object is in the cache
-  std::optional<schema::Schema> validator;  // unset when the schema did not compile
-  std::string schema_problem;               // value-free, when it did not compile
+
+  const schema::Schema* validator() const {
+    return schema && schema->validator ? &*schema->validator : nullptr;
+  }
+  // Value-free; empty unless the schema did not compile.
+  std::string_view schema_problem() const {
+    return schema ? std::string_view(schema->problem) : std::string_view();
+  }
 };
 
 // The entry of one well-formed listed tool object (an object with a string name). Its input

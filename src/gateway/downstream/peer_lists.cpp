@@ -128,16 +128,16 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
   if (input_schema) {
     auto compiled = schema::Schema::compile(*input_schema, *schema_options);
     if (compiled) {
-      entry.validator = std::move(*compiled);
+      entry.schema = std::make_shared<const ToolSchema>(ToolSchema{std::move(*compiled), {}});
     } else {
-      entry.schema_problem = compiled.error().message;
+      entry.schema =
+          std::make_shared<const ToolSchema>(ToolSchema{std::nullopt, compiled.error().message});
       core::log::warn("server {}: tool {}: its input schema is not usable: {}", server, entry.name,
-                      entry.schema_problem);
+                      entry.schema_problem());
     }
   }
   return entry;
 }
-
 
 asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
                                                 const std::function<void(const bj::value&)>& add,

@@ -111,7 +111,7 @@ void add_identity(const Downstream& d, std::string_view status, bj::object& row)
   bj::array not_validatable;
   std::size_t not_validatable_count = 0;
   for (const auto& tool : d.tools()) {
-    if (tool.validator || tool.schema_problem.empty()) continue;
+    if (tool.validator() || tool.schema_problem().empty()) continue;
     if (++not_validatable_count <= kNotValidatableNames) {
       not_validatable.push_back(bj::string(tool.name));
     }
