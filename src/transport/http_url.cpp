@@ -188,4 +188,9 @@ bool is_loopback_url(std::string_view url) {
   return !ec && address.is_loopback();
 }
 
+bool is_https_url(std::string_view url) {
+  auto parsed = parse_http_url(url);
+  return parsed && parsed->tls;
+}
+
 }  // namespace sluice::transport

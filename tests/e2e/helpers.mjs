@@ -100,16 +100,18 @@ export function structured(result, label) {
 }
 
 /**
- * Starts `binary serve --no-discover --config configFile` as the official SDK client's stdio
- * server and connects. Returns the transport, the client, `stderr` (its `text` grows as
- * sluice writes) and `stderrEnded` (resolves when sluice's stderr closes).
+ * Starts `binary serve --no-discover --config configFile` (then `args`) as the official SDK
+ * client's stdio server, `env` added to its environment, and connects; `capabilities` are the
+ * client's, and `prepare(client)` runs before it connects (to set request handlers). Returns
+ * the transport, the client, `stderr` (its `text` grows as sluice writes) and `stderrEnded`
+ * (resolves when sluice's stderr closes).
  */
 export async function startSluice({ Client, StdioClientTransport, binary, configFile, workDir,
-  clientName, timeoutMs }) {
+  clientName, timeoutMs, args = [], env = {}, capabilities, prepare }) {
   const transport = new StdioClientTransport({
     command: binary,
-    args: ['serve', '--no-discover', '--config', configFile],
-    env: { ...process.env, HOME: workDir },
+    args: ['serve', '--no-discover', '--config', configFile, ...args],
+    env: { ...process.env, HOME: workDir, ...env },
     cwd: workDir,
     stderr: 'pipe',
   });
@@ -118,7 +120,9 @@ export async function startSluice({ Client, StdioClientTransport, binary, config
   transport.stderr.setEncoding('utf8');
   transport.stderr.on('data', (chunk) => { stderr.text += chunk; });
   const stderrEnded = new Promise((resolve) => transport.stderr.once('end', resolve));
-  const client = new Client({ name: clientName, version: '1.0.0' });
+  const client = new Client({ name: clientName, version: '1.0.0' },
+    capabilities ? { capabilities } : {});
+  if (prepare) prepare(client);
   await within(timeoutMs + 5_000, 'connect + initialize',
     client.connect(transport, { timeout: timeoutMs }));
   return { transport, client, stderr, stderrEnded };

@@ -31,6 +31,7 @@ import {
   META_TOOLS,
   markedProcesses as markedProcessesWith,
   markedEverythingProcesses as markedEverythingProcessesWith,
+  startSluice as startSluiceWith,
   structured,
   waitFor,
   within,
@@ -187,28 +188,20 @@ async function startEverything({ mode, listening }) {
  * JSON-RPC messages after initialize, in order), errors (the SDK client's onerror) }.
  */
 async function startSluice({ configFile, workDir, args = [], clientName, samplingReply }) {
-  const transport = new StdioClientTransport({
-    command: SLUICE_BINARY,
-    args: ['serve', '--no-discover', '--config', configFile, ...args],
-    env: { ...process.env, HOME: workDir, [MARKER_NAME]: MARKER_VALUE },
-    cwd: workDir,
-    stderr: 'pipe',
-  });
-  // The PassThrough exists before start(), so no early output is lost.
-  const stderr = { text: '' };
-  transport.stderr.setEncoding('utf8');
-  transport.stderr.on('data', (chunk) => { stderr.text += chunk; });
   const samplingRequests = [];
-  const client = new Client({ name: clientName, version: '1.0.0' },
-    samplingReply === undefined ? {} : { capabilities: { sampling: {} } });
-  if (samplingReply !== undefined) {
-    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
-      samplingRequests.push(request.params);
-      return { model: 'e2e-model', role: 'assistant', content: { type: 'text', text: samplingReply } };
-    });
-  }
-  await within(REQUEST_TIMEOUT_MS + 5_000, `${clientName}: connect + initialize`,
-    client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }));
+  const { transport, client, stderr } = await startSluiceWith({
+    Client, StdioClientTransport, binary: SLUICE_BINARY, configFile, workDir, clientName,
+    timeoutMs: REQUEST_TIMEOUT_MS, args, env: { [MARKER_NAME]: MARKER_VALUE },
+    capabilities: samplingReply === undefined ? undefined : { sampling: {} },
+    prepare: (made) => {
+      if (samplingReply === undefined) return;
+      made.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+        samplingRequests.push(request.params);
+        return { model: 'e2e-model', role: 'assistant',
+          content: { type: 'text', text: samplingReply } };
+      });
+    },
+  });
   // Record the wire traffic from here on: the SDK Protocol calls transport.send() for every
   // outgoing message and transport.onmessage (set in connect()) for every incoming one.
   const sent = [];

@@ -12,8 +12,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <typeinfo>
 
 namespace sluice::gateway {
@@ -118,11 +116,8 @@ asio::awaitable<bool> Downstream::start() {
 
 core::Result<std::unique_ptr<DownstreamTransport>> Downstream::open_transport() {
   if (const auto* remote = std::get_if<config::RemoteServer>(&config_.transport)) {
-    const bool https =
-        remote->url.size() >= 8 &&
-        std::equal(remote->url.begin(), remote->url.begin() + 8, "https://",
-                   [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
-    if (!remote->allow_http && !https && !transport::is_loopback_url(remote->url)) {
+    if (!remote->allow_http && !transport::is_https_url(remote->url) &&
+        !transport::is_loopback_url(remote->url)) {
       return core::Error{
           "plain http:// is refused for a host other than loopback: use "
           "https://, or set \"allowHttp\": true in the server's entry"};

@@ -4,9 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-
 namespace sluice::gateway {
 namespace asio = boost::asio;
 
@@ -38,12 +35,7 @@ core::Result<std::string> token_of(std::string token) {
 }  // namespace
 
 bool wants_oauth(const config::RemoteServer& server) {
-  return std::none_of(server.headers.begin(), server.headers.end(), [](const auto& field) {
-    std::string name = field.first;
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return name == "authorization";
-  });
+  return !transport::field(server.headers, "Authorization");
 }
 
 OAuthBearer::OAuthBearer(asio::io_context& io, const config::ServerConfig& server,

@@ -555,6 +555,15 @@ TEST(HttpUrl, LoopbackIsLocalhostAnd127Slash8AndColonColon1) {
   }
 }
 
+TEST(HttpUrl, HttpsIsTheSchemeInAnyCaseOfAnAbsoluteUrl) {
+  for (auto url : {"https://a.example/mcp", "HTTPS://a.example:8443/"}) {
+    EXPECT_TRUE(is_https_url(url)) << url;
+  }
+  for (auto url : {"http://a.example/", "https:/a.example", "httpsx://a.example/", ""}) {
+    EXPECT_FALSE(is_https_url(url)) << url;
+  }
+}
+
 TEST(HttpUrl, FieldsAreFoundIgnoringCase) {
   HttpFields fields{{"Content-Type", "a"}, {"content-type", "b"}};
   EXPECT_EQ(field(fields, "CONTENT-TYPE"), "a");
