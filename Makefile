@@ -2,9 +2,11 @@
 JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 45
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-test configure build demo test test-release test-asan build-asan bench format lint clean
+.PHONY: all deps deps-test configure build demo test test-release test-asan build-asan build-fuzz test-fuzz bench format lint clean
 
 all: build
 
@@ -30,8 +32,8 @@ demo: configure
 	cmake --build $(BUILD) --target sluice -j$(JOBS)
 	$(BUILD)/src/sluice demo
 
-# Every test, in the normal build and under ASan+UBSan.
-test: test-release test-asan
+# Every test, in the normal build and under ASan+UBSan, then the fuzz targets.
+test: test-release test-asan test-fuzz
 
 test-release: deps-test build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
@@ -45,6 +47,19 @@ test-asan: build-asan
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j$(JOBS) --timeout 900 -LE bench-smoke
 
+# The libFuzzer targets (tests/fuzz, docs/fuzzing.md): clang-15, the libraries instrumented
+# with ASan+UBSan, only what the targets link. Each replays its committed corpus (ctest, label
+# fuzz), then fuzzes for FUZZ_SECONDS over a copy of it.
+build-fuzz:
+	@bash scripts/bootstrap.sh --with-fuzz
+	CC=clang-15 CXX=clang++-15 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSLUICE_FUZZ=ON $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) --target fuzzers -j$(JOBS)
+
+test-fuzz: build-fuzz
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(JOBS) -L fuzz --timeout 600
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 bench: build
 	$(BUILD)/bench/sluice_bench
 
@@ -55,4 +70,4 @@ lint: build
 	clang-tidy -p $(BUILD) $$(git ls-files 'src/*.cpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

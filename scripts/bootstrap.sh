@@ -14,6 +14,11 @@ if [[ "${1:-}" == "--with-node" ]]; then
   packages+=(json-schema-test-suite)
   if ! command -v node >/dev/null 2>&1; then packages+=(nodejs npm); fi
 fi
+# --with-fuzz: clang-15 for the fuzz targets of tests/fuzz (`make test-fuzz`); libFuzzer and
+# the sanitizer runtimes come with it (libclang-common-15-dev).
+if [[ "${1:-}" == "--with-fuzz" ]]; then
+  packages+=(clang-15)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,7 @@
 // the authorization URL for the operator's browser, waits for the redirect to its loopback
 // listener and stores the tokens (0600, in the state directory). Nothing secret is printed.
 #include "cli/serve.hpp"
+#include "config/trust_store.hpp"
 #include "core/display.hpp"
 #include "core/spawn.hpp"
 #include "gateway/downstream/remote_auth.hpp"
@@ -59,6 +60,13 @@ int auth_login(const CommonOptions& options, const std::string& server) {
                                   core::display_safe(server))
                     : fmt::format("sluice auth login: no server named {} is configured",
                                   core::display_safe(server)));
+    return 2;
+  }
+  if (entry->untrusted) {  // its URL is not contacted before its file is approved
+    print_err(fmt::format("sluice auth login: {} is untrusted (its project file is not "
+                          "approved); review {}, then run: {}",
+                          core::display_safe(server), core::display_safe(entry->source_file),
+                          core::display_safe(config::approve_command(entry->source_file))));
     return 2;
   }
   asio::io_context io;

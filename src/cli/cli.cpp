@@ -2,8 +2,11 @@
 
 #include "core/version.hpp"
 
+#include "cli/audit_setup.hpp"
 #include "cli/demo_server.hpp"
+#include "cli/secrets.hpp"
 #include "cli/serve.hpp"
+#include "cli/trust.hpp"
 #include "cli/usage.hpp"
 
 #include <CLI/CLI.hpp>
@@ -113,11 +116,15 @@ struct CommandLine {
   CLI::App* auth_login = nullptr;
   CLI::App* demo = nullptr;
   CLI::App* demo_server = nullptr;
+  SecretsLine secrets;
+  TrustLine trust;
 };
 
 // The options of sluice without a command, which serves over stdio.
 void add_gateway_options(CLI::App& app, CommandLine& cl) {
   add_common(app, cl.common);
+  add_audit_option(app, cl.common);
+  add_trust_project_flag(app, cl.common);
   app.add_option("--expose", cl.expose,
                  "What the client sees: meta (the gateway.* meta-tools), all (every downstream "
                  "tool as server__tool), or meta,all")
@@ -193,6 +200,8 @@ void add_serve(CLI::App& app, CommandLine& cl) {
   cl.serve = app.add_subcommand("serve", "Serve MCP over stdio (the default)");
   CLI::App& serve = *cl.serve;
   add_common(serve, cl.serve_opts);
+  add_audit_option(serve, cl.serve_opts);
+  add_trust_project_flag(serve, cl.serve_opts);
   serve.add_option("--expose", cl.expose, "What the client sees: meta, all, or meta,all")
       ->check(one_of({"meta", "all", "meta,all", "all,meta"}));
   serve.add_flag("--passthrough", cl.passthrough,
@@ -211,6 +220,8 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   cl.call = app.add_subcommand("call", "Call one tool through the gateway and print its result");
   CLI::App& call = *cl.call;
   add_common(call, cl.call_opts);
+  add_audit_option(call, cl.call_opts);
+  add_trust_project_flag(call, cl.call_opts);
   call.add_option("tool_id", cl.tool_id, "The tool to call")->required()->type_name("SERVER::TOOL");
   call.add_option("--args", cl.args, "Arguments as a JSON object")->capture_default_str();
   call.add_flag("--json", cl.call_json, "Print the raw MCP result (byte-exact JSON)");
@@ -222,6 +233,7 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   cl.servers_opts.log_level = "warn";
   cl.servers = app.add_subcommand("servers", "List configured servers, their source and status");
   add_common(*cl.servers, cl.servers_opts);
+  add_trust_project_flag(*cl.servers, cl.servers_opts);
   cl.servers->add_flag("--json", cl.servers_json, "Print JSON");
   cl.servers->add_flag("--probe", cl.probe, "Start each server, list its tools, report, stop it");
 
@@ -229,6 +241,7 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   cl.index = app.add_subcommand(
       "index", "List servers' tools into the catalog cache (every enabled server by default)");
   add_common(*cl.index, cl.index_opts);
+  add_trust_project_flag(*cl.index, cl.index_opts);
   cl.index->add_option("servers", cl.index_servers, "Only these servers")->type_name("SERVER");
   cl.index->add_flag("--json", cl.index_json, "Print a JSON summary");
 
@@ -278,6 +291,8 @@ int dispatch(CommandLine& cl, const char* argv0) {
   if (*cl.servers) return list_servers(cl.servers_opts, cl.servers_json, cl.probe);
   if (*cl.index) return index_servers(cl.index_opts, cl.index_servers, cl.index_json);
   if (*cl.auth_login) return auth_login(cl.auth_opts, cl.auth_server);
+  if (std::optional<int> done = run_secrets_command(cl.secrets)) return *done;
+  if (std::optional<int> done = run_trust_command(cl.trust)) return *done;
   if (*cl.demo) return run_demo(self_path(argv0));
   if (*cl.demo_server) return run_demo_server();
   CommonOptions& chosen = *cl.serve ? cl.serve_opts : cl.common;
@@ -303,6 +318,8 @@ int run(int argc, char** argv) {
   add_serve(app, cl);
   add_one_shot_commands(app, cl);
   add_demo_commands(app, cl);
+  add_secrets_command(app, cl.secrets);
+  add_trust_command(app, cl.trust);
   if (std::optional<int> done = parse_command_line(app, cl, argc, argv)) return *done;
   return dispatch(cl, argv[0]);
 }

@@ -1,4 +1,5 @@
 // `sluice call` and `sluice servers`: a gateway in this process, no client session.
+#include "cli/audit_setup.hpp"
 #include "cli/serve.hpp"
 #include "cli/shutdown.hpp"
 #include "core/describe.hpp"
@@ -70,7 +71,9 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
     return 2;
   }
   asio::io_context io;
-  gateway::Gateway gw(io, load_config(options), gateway_options(options));
+  auto config = load_config(options);
+  announce_run_trust(options, *config, false);
+  gateway::Gateway gw(io, config, with_audit_log(gateway_options(options), options, *config));
   // P9: a signal cancels the call (the cancel is forwarded), then the children are torn
   // down as `serve` tears them down, with no drain (the operator asked to stop), and the
   // exit code is 128+n. The call's own end takes the same path.
@@ -116,6 +119,7 @@ int list_servers(const CommonOptions& options, bool json_output, bool probe) {
   process::become_subreaper();
   auto config = load_config(options);
   for (const auto& w : config->warnings) print_err("warning: " + w);
+  announce_run_trust(options, *config, false);
   asio::io_context io;
   gateway::Gateway gw(io, config, gateway_options(options));
   // P9, as for `call`: a signal tears the probed servers down, then exit 128+n.

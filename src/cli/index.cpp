@@ -1,6 +1,7 @@
 // `sluice index [SERVER...]`: a gateway in this process lists servers into the catalog cache.
 #include "cli/serve.hpp"
 #include "cli/shutdown.hpp"
+#include "config/trust_store.hpp"
 #include "core/spawn.hpp"
 #include "gateway/gateway.hpp"
 #include "process/child.hpp"
@@ -36,10 +37,14 @@ bool select_servers(const gateway::Fleet& fleet, const std::vector<std::string>&
     if (!names.empty() && std::find(names.begin(), names.end(), d->name()) == names.end()) {
       continue;
     }
-    if (d->phase() == gateway::Phase::disabled) {
-      skipped.push_back(bj::object{{"server", d->name()},
-                                   {"status", "skipped"},
-                                   {"reason", std::string(gateway::to_string(d->phase()))}});
+    if (d->phase() == gateway::Phase::disabled || d->phase() == gateway::Phase::untrusted) {
+      bj::object row{{"server", d->name()},
+                     {"status", "skipped"},
+                     {"reason", std::string(gateway::to_string(d->phase()))}};
+      if (d->phase() == gateway::Phase::untrusted) {
+        row["next_step"] = config::approve_command(d->config().source_file);
+      }
+      skipped.push_back(std::move(row));
       continue;
     }
     targets.push_back(d.get());
@@ -105,8 +110,12 @@ void print_summary(const Summary& s, const bj::array& skipped, const gateway::Ga
     return;
   }
   for (const auto& r : skipped) {
-    print_out(fmt::format("{}: skipped ({})", std::string_view(r.at("server").as_string()),
-                          std::string_view(r.at("reason").as_string())));
+    std::string line = fmt::format("{}: skipped ({})", std::string_view(r.at("server").as_string()),
+                                   std::string_view(r.at("reason").as_string()));
+    if (const auto* next = r.as_object().if_contains("next_step")) {
+      line += fmt::format(": review its file, then run: {}", std::string_view(next->as_string()));
+    }
+    print_out(line);
   }
   print_out(fmt::format("indexed {} of {} server(s), {} tools, in {:.1f} s; cache {}", s.indexed,
                         s.indexed + s.failed, s.tools,
@@ -133,6 +142,7 @@ int index_servers(const CommonOptions& options, const std::vector<std::string>& 
   process::become_subreaper();
   auto config = load_config(options);
   for (const auto& w : config->warnings) print_err("warning: " + w);
+  announce_run_trust(options, *config, false);
   asio::io_context io;
   gateway::Gateway gw(io, config, gw_options);
   std::vector<gateway::Downstream*> targets;

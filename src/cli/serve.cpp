@@ -1,7 +1,10 @@
 #include "cli/serve.hpp"
 
+#include "cli/audit_setup.hpp"
+#include "cli/secrets.hpp"
 #include "cli/shutdown.hpp"
 #include "config/discovery.hpp"
+#include "config/trust_store.hpp"
 #include "core/display.hpp"
 #include "core/file_identity.hpp"
 #include "core/log.hpp"
@@ -12,6 +15,7 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <fmt/format.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -54,8 +58,13 @@ bool setup_logging(const CommonOptions& options) {
   return true;
 }
 
-std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& options) {
+std::shared_ptr<const config::GatewayConfig> load_config(
+    const CommonOptions& options,
+    const std::optional<config::GatewayConfig::ProjectTrust>& pinned) {
   config::DiscoveryOptions d;
+  d.state_dir = state_dir_of(options);
+  d.trust_project = options.trust_project;
+  d.pinned_project = pinned;
   std::error_code ec;
   d.cwd = std::filesystem::current_path(ec);
   if (!options.project.empty()) d.project_dir = std::filesystem::absolute(options.project, ec);
@@ -64,11 +73,10 @@ std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& op
     d.explicit_configs.push_back(std::filesystem::absolute(c, ec));
   d.search = !options.no_discover;
   d.self = core::executable_of(0);  // an entry that starts sluice itself is skipped
-  d.getenv = [](std::string_view name) -> std::optional<std::string> {
-    if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
-    return std::nullopt;
-  };
+  std::vector<std::string> store_warnings;
+  d.getenv = variable_lookup(store_warnings);  // the environment, then the secrets store
   config::GatewayConfig config = config::discover(d);
+  config.warnings.insert(config.warnings.end(), store_warnings.begin(), store_warnings.end());
   // Flags win over the files' "sluice" settings.
   config::GatewayPolicy& policy = config.policy;
   if (options.call_timeout_ms) {
@@ -77,6 +85,25 @@ std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& op
   if (options.max_call_ms) policy.max_call = std::chrono::milliseconds(*options.max_call_ms);
   if (options.start_concurrency) policy.start_concurrency = *options.start_concurrency;
   return std::make_shared<const config::GatewayConfig>(std::move(config));
+}
+
+void announce_run_trust(const CommonOptions& options, const config::GatewayConfig& config,
+                        bool serving) {
+  if (!options.trust_project) return;
+  using State = config::GatewayConfig::ProjectTrust::State;
+  const auto& trust = config.project_trust;
+  std::string line =
+      trust && trust->state == State::trusted_for_run
+          ? fmt::format(
+                "--trust-project: {} is trusted as it is now (sha256 {}) for this run only; no "
+                "approval is recorded (to record one: {})",
+                trust->path, trust->sha256, config::approve_command(trust->path))
+          : std::string("--trust-project: no project file was read; nothing is trusted");
+  if (serving) {
+    core::log::warn("{}", line);
+  } else {
+    print_err("sluice: " + line);
+  }
 }
 
 namespace {
@@ -131,10 +158,11 @@ gateway::GatewayOptions gateway_options(const CommonOptions& options) {
 namespace {
 
 // A serving gateway's options: those of every command, and live configuration (the same
-// discovery again, flags applied as at start).
-gateway::GatewayOptions serving_options(const CommonOptions& options) {
+// discovery again, flags applied as at start; --trust-project trusts the first bytes only).
+gateway::GatewayOptions serving_options(const CommonOptions& options,
+                                        const config::GatewayConfig& first) {
   gateway::GatewayOptions o = gateway_options(options);
-  o.rediscover = [options] { return load_config(options); };
+  o.rediscover = [options, pinned = first.project_trust] { return load_config(options, pinned); };
   return o;
 }
 
@@ -156,8 +184,10 @@ int serve_stdio(const CommonOptions& options) {
 
   auto config = load_config(options);
   if (!servable(options, *config)) return 2;
+  announce_run_trust(options, *config, true);
   asio::io_context io;
-  gateway::Gateway gw(io, config, serving_options(options));
+  gateway::Gateway gw(io, config,
+                      with_audit_log(serving_options(options, *config), options, *config));
 
   mcp::SessionOptions session_options;
   session_options.label = "stdio";
@@ -316,8 +346,10 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   process::become_subreaper();
   auto config = load_config(options);
   if (!servable(options, *config)) return 2;
+  announce_run_trust(options, *config, true);
   asio::io_context io;
-  gateway::Gateway gw(io, config, serving_options(options));
+  gateway::Gateway gw(io, config,
+                      with_audit_log(serving_options(options, *config), options, *config));
   std::shared_ptr<transport::HttpServer> server;
   server = transport::HttpServer::create(io, *listen, gateway_hooks(gw, server), gw.limits());
   auto port = server->listen();

@@ -31,6 +31,9 @@ struct CommonOptions {
   // --state-dir: the catalog cache and the HTTP service's lock. Empty: state_dir_of()'s default.
   std::string state_dir;
   bool no_cache = false;  // --no-cache: neither read nor write the catalog cache
+  // --trust-project: the project file's current bytes are trusted for this run only.
+  bool trust_project = false;
+  std::string audit_log;  // --audit-log (serve and call): the audit log's file (audit_setup.hpp)
 };
 
 // `sluice serve --transport http`: where the front end listens and whom it serves (its
@@ -42,7 +45,15 @@ struct HttpCliOptions {
 
 // Configures logging; returns false (after printing why) on a bad level.
 bool setup_logging(const CommonOptions& options);
-std::shared_ptr<const config::GatewayConfig> load_config(const CommonOptions& options);
+// Discovery with the options' flags applied. `pinned`: the project file trusted for this run
+// by the run's first discovery (--trust-project), so that a reread trusts only those bytes.
+std::shared_ptr<const config::GatewayConfig> load_config(
+    const CommonOptions& options,
+    const std::optional<config::GatewayConfig::ProjectTrust>& pinned = std::nullopt);
+// With --trust-project, says what it trusted for this run (nothing is recorded): a log line
+// when `serving`, else a line on stderr.
+void announce_run_trust(const CommonOptions& options, const config::GatewayConfig& config,
+                        bool serving);
 // --state-dir made absolute, else $XDG_STATE_HOME/sluice, else ~/.local/state/sluice; empty
 // when there is no home to put it in.
 std::filesystem::path state_dir_of(const CommonOptions& options);

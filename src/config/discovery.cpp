@@ -1,5 +1,6 @@
 #include "config/discovery.hpp"
 
+#include "config/trust_store.hpp"
 #include "core/display.hpp"
 
 #include <fmt/format.h>
@@ -90,6 +91,10 @@ void merge_policy(FilePolicy& merged, const FilePolicy& later) {
   first_wins(merged.index_concurrency, later.index_concurrency);
   first_wins(merged.index_wait, later.index_wait);
   first_wins(merged.index_idle, later.index_idle);
+  first_wins(merged.access, later.access);
+  first_wins(merged.max_output_bytes, later.max_output_bytes);
+  first_wins(merged.redact, later.redact);
+  first_wins(merged.audit, later.audit);
 }
 
 // The merged settings, with GatewayPolicy's defaults for the keys no file set.
@@ -114,6 +119,10 @@ GatewayPolicy resolve_policy(const FilePolicy& merged) {
   out.index_concurrency = merged.index_concurrency.value_or(out.index_concurrency);
   out.index_wait = merged.index_wait.value_or(out.index_wait);
   out.index_idle = merged.index_idle.value_or(out.index_idle);
+  out.access = merged.access.value_or(out.access);
+  out.max_output_bytes = merged.max_output_bytes;
+  out.redact = merged.redact.value_or(out.redact);
+  out.audit = merged.audit.value_or(out.audit);
   return out;
 }
 
@@ -146,8 +155,16 @@ class Merger {
  public:
   Merger(GatewayConfig& out, const DiscoveryOptions& options) : out_(out), options_(options) {}
 
-  void add(const Candidate& candidate, ConfigFile&& file) {
+  // `untrusted`: a project file the operator has not approved (its servers never start).
+  void add(const Candidate& candidate, ConfigFile&& file, bool untrusted) {
     out_.warnings.insert(out_.warnings.end(), file.warnings.begin(), file.warnings.end());
+    if (untrusted && !file.servers.empty()) {
+      const std::string path = core::display_safe(candidate.path.string());
+      out_.warnings.push_back(fmt::format(
+          "config file {} is a project file whose exact content you have not approved: its {} "
+          "server(s) are listed as untrusted and never started; review it, then run: {}",
+          path, file.servers.size(), core::display_safe(approve_command(candidate.path.string()))));
+    }
     // The operator's settings come only from user-level files and flags: a project file can
     // add servers, never loosen a setting.
     const bool operator_file = candidate.origin != Origin::project;
@@ -167,6 +184,7 @@ class Merger {
         continue;
       }
       if (!operator_file) server.policy = ServerPolicy{};
+      server.untrusted = untrusted;
       servers_.insert(server.name);
       out_.warnings.insert(out_.warnings.end(), server.warnings.begin(), server.warnings.end());
       out_.servers.push_back(std::move(server));
@@ -207,6 +225,75 @@ class Merger {
   std::unordered_map<std::string, std::optional<core::FileIdentity>> identities_;
 };
 
+// Whether the project file (its real path, the bytes read) may run: --trust-project's bytes
+// for this run, else an approval in the trust store. A trust file that cannot be used is one
+// warning (it says how to fix it), and approves nothing.
+GatewayConfig::ProjectTrust trust_of(const fs::path& real, std::string_view bytes,
+                                     const DiscoveryOptions& options,
+                                     std::vector<std::string>& warnings) {
+  using State = GatewayConfig::ProjectTrust::State;
+  GatewayConfig::ProjectTrust trust{real.string(), content_digest(bytes), State::untrusted};
+  const auto& pinned = options.pinned_project;
+  if (options.trust_project &&
+      (!pinned || (pinned->path == trust.path && pinned->sha256 == trust.sha256))) {
+    trust.state = State::trusted_for_run;
+    return trust;
+  }
+  core::Result<bool> approved = TrustStore(options.state_dir).approves(trust.path, trust.sha256);
+  if (!approved) {
+    warnings.push_back(core::display_safe(approved.error().message));
+  } else if (*approved) {
+    trust.state = State::approved;
+  }
+  return trust;
+}
+
+// The servers the operator's policy withholds (policy.deny.servers, policy.allow.servers)
+// leave the configuration here, so that no path can start them: one warning each names the
+// rule, and their names leave the autoStart list.
+void withhold_denied_servers(GatewayConfig& out) {
+  const AccessPolicy& access = out.policy.access;
+  if (access.deny.servers.empty() && access.allow.servers.empty()) return;
+  std::erase_if(out.servers, [&](const ServerConfig& server) {
+    std::string why = access.denial(Subject::servers, {}, server.name);
+    if (why.empty()) return false;
+    out.warnings.push_back(fmt::format("server {} ({}) is withheld: {}; sluice never starts it",
+                                       server.name, core::display_safe(server.source_file),
+                                       core::display_safe(why)));
+    return true;
+  });
+  std::erase_if(out.auto_start, [&](const std::string& name) {
+    return !access.allows(Subject::servers, {}, name);
+  });
+}
+
+// The files to read, in discovery order.
+std::vector<Candidate> candidates_of(const DiscoveryOptions& options, const fs::path& base,
+                                     const std::optional<fs::path>& home,
+                                     const std::optional<fs::path>& project_dir) {
+  std::vector<Candidate> candidates;
+  if (project_dir && options.search) {
+    candidates.push_back({*project_dir / kFileName, Origin::project});
+  }
+  if (home && options.search) {
+    candidates.push_back({*home / kFileName, Origin::user});
+    candidates.push_back({*home / ".claude" / kFileName, Origin::user});
+  }
+  for (const fs::path& file : options.explicit_configs) {
+    candidates.push_back({normalized(file, base), Origin::explicit_file});
+  }
+  // A project file that is also a user-level file (--project ~) is the user's own.
+  if (!candidates.empty() && candidates.front().origin == Origin::project) {
+    const fs::path project_file = resolved(candidates.front().path);
+    for (const Candidate& c : candidates) {
+      if (c.origin == Origin::user && resolved(c.path) == project_file) {
+        candidates.front().origin = Origin::user;
+      }
+    }
+  }
+  return candidates;
+}
+
 }  // namespace
 
 std::optional<fs::path> find_project_dir(const fs::path& cwd, const std::optional<fs::path>& home) {
@@ -243,19 +330,12 @@ GatewayConfig discover(const DiscoveryOptions& options) {
     out.project_dir = find_project_dir(base, home);
   }
 
-  std::vector<Candidate> candidates;
-  if (out.project_dir && options.search) {
-    candidates.push_back({*out.project_dir / kFileName, Origin::project});
-  }
-  if (home && options.search) {
-    candidates.push_back({*home / kFileName, Origin::user});
-    candidates.push_back({*home / ".claude" / kFileName, Origin::user});
-  }
-  for (const fs::path& file : options.explicit_configs) {
-    candidates.push_back({normalized(file, base), Origin::explicit_file});
-  }
-
+  const std::vector<Candidate> candidates = candidates_of(options, base, home, out.project_dir);
   for (const Candidate& candidate : candidates) out.files_looked_for.push_back(candidate.path);
+  // An approval recorded while sluice runs applies at the reread it causes.
+  if (out.project_dir && options.search && !options.state_dir.empty()) {
+    out.files_looked_for.push_back(options.state_dir / kTrustFileName);
+  }
   // No project yet: a `.mcp.json` created in the cwd would make it one.
   if (!out.project_dir && options.search) out.files_looked_for.push_back(base / kFileName);
 
@@ -273,11 +353,13 @@ GatewayConfig discover(const DiscoveryOptions& options) {
     }
     fs::path identity = resolved(candidate.path);
     if (std::find(seen.begin(), seen.end(), identity) != seen.end()) continue;
-    seen.push_back(std::move(identity));
+    seen.push_back(identity);
 
     out.files_read.push_back(candidate.path.string());
+    core::Result<std::string> text = read_config_text(candidate.path, options.max_file_bytes);
     core::Result<ConfigFile> file =
-        parse_file(candidate.path, candidate.origin, options.getenv, options.max_file_bytes);
+        text ? parse_text(*text, candidate.path, candidate.origin, options.getenv)
+             : core::Result<ConfigFile>(text.error());
     if (!file) {
       out.files_rejected.push_back({candidate.path.string(), file.error().message});
       out.warnings.push_back(fmt::format("config file {} is left out: {}",
@@ -285,9 +367,15 @@ GatewayConfig discover(const DiscoveryOptions& options) {
                                          file.error().message));
       continue;
     }
-    merger.add(candidate, std::move(*file));
+    bool untrusted = false;
+    if (candidate.origin == Origin::project) {
+      out.project_trust = trust_of(identity, *text, options, out.warnings);
+      untrusted = out.project_trust->state == GatewayConfig::ProjectTrust::State::untrusted;
+    }
+    merger.add(candidate, std::move(*file), untrusted);
   }
   out.policy = merger.policy();
+  withhold_denied_servers(out);
   // The default idle timeout skips autoStart servers: each knows whether it is one.
   const std::unordered_set<std::string_view> auto_start(out.auto_start.begin(),
                                                         out.auto_start.end());

@@ -18,6 +18,12 @@
 // only from user-level and --config files: a project file's are ignored, with one warning
 // naming the file (its servers are still served). Each file's unknown-key warning is passed
 // on. An entry that starts sluice itself is skipped with a warning (DiscoveryOptions::self).
+// Trust: the project file's servers are `untrusted` (ServerConfig::untrusted, one warning
+// naming the file and the approve command) unless the trust store in
+// DiscoveryOptions::state_dir approves its real path with the SHA-256 of the bytes parsed, or
+// --trust-project trusts them for this run; a project file that is also a user-level file
+// (the same file after resolving symlinks) is the user's own. A trust file that cannot be used
+// (a looser mode) approves nothing, with one warning saying why and how to fix it.
 // Time and memory are linear in the size of the files read.
 // Never throws for anything found on disk; touches nothing but the files it reads (and the
 // metadata of the folders it walks). Relative paths in the options resolve against `cwd`.
@@ -46,6 +52,15 @@ struct DiscoveryOptions {
   // would start a gateway behind itself: it is skipped with a warning, unless it runs
   // `sluice demo-server`. nullopt: no check.
   std::optional<core::FileIdentity> self;
+  // Where the operator's approvals of project files are (config::TrustStore); empty: none is
+  // approved. The trust file is one of files_looked_for, so a live reload sees an approval.
+  std::filesystem::path state_dir;
+  // --trust-project: the project file's bytes as read now are trusted for this run, and
+  // nothing is written (GatewayConfig::project_trust says trusted_for_run). With
+  // `pinned_project` (the project_trust of this run's first discovery, for a reread), only
+  // the bytes trusted then are.
+  bool trust_project = false;
+  std::optional<GatewayConfig::ProjectTrust> pinned_project;
 };
 
 GatewayConfig discover(const DiscoveryOptions& options);

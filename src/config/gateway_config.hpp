@@ -8,6 +8,8 @@
 // files, JSON paths, server names and variable names, never a value read from a file or the
 // environment.
 // docs/configuration.md describes the format and the rules.
+#include "config/access_policy.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -84,6 +86,27 @@ struct ServerPolicy {
   // Calls of its tools without readOnlyHint in flight at once across the whole server (stdio
   // servers; invariant A1), instead of GatewayPolicy::writes_per_server.
   std::optional<std::size_t> writes;
+  // The cap on the text of one tool result ("maxOutputBytes"), instead of
+  // GatewayPolicy::max_output_bytes; and per tool name ("tools": {"name": {"maxOutputBytes"}}).
+  std::optional<std::size_t> max_output_bytes;
+  std::vector<std::pair<std::string, std::size_t>> tool_output_caps;
+};
+
+// Redaction of secrets in tool results (the top-level "sluice": {"redact": {...}}).
+struct RedactSettings {
+  bool built_in = true;               // "builtIn": the built-in credential patterns
+  std::vector<std::string> patterns;  // "patterns": the operator's own RE2 patterns
+  bool operator==(const RedactSettings&) const = default;
+};
+
+// The persistent audit log (the top-level "sluice": {"audit": {...}}; docs/state.md).
+struct AuditSettings {
+  bool enabled = true;  // "file": false turns the log off
+  // "file": an absolute path; empty: audit.jsonl in the state directory.
+  std::string file;
+  std::uint64_t max_bytes = 10u << 20;  // "maxBytes": a file is rotated before passing this
+  std::size_t keep = 5;                 // "keep": rotated files kept (audit.jsonl.1 ... .keep)
+  bool operator==(const AuditSettings&) const = default;
 };
 
 // Gateway-wide settings (the optional top-level "sluice" object). Each key takes the value
@@ -122,6 +145,13 @@ struct GatewayPolicy {
   // A server started only to be indexed, with no call since, is stopped after this much
   // idleness instead of its idle timeout (0: as soon as it is idle).
   std::chrono::milliseconds index_idle{30000};
+  // What clients may see and use ("policy": allow and deny lists; config/access_policy.hpp).
+  AccessPolicy access;
+  // The cap on the text of one tool result when neither its tool nor its server sets one
+  // ("maxOutputBytes"); nullopt: no cap.
+  std::optional<std::size_t> max_output_bytes;
+  RedactSettings redact;
+  AuditSettings audit;  // "audit"
 };
 
 struct ServerConfig {
@@ -139,6 +169,10 @@ struct ServerConfig {
   // `"disabled": true` in its entry (as Claude Code, Cursor and VS Code users write it): the
   // server is listed (health and `sluice servers` show it as `disabled`) and never started.
   bool disabled = false;
+  // Defined by a project file whose exact bytes the operator has not approved
+  // (config/trust_store.hpp): listed (health, `sluice servers` and search show it as
+  // `untrusted`, with the approve command) and never started by any path.
+  bool untrusted = false;
   Origin origin = Origin::explicit_file;
   // Variables referenced without a default that were unset, or whose value cannot be used
   // where it is referenced (a control character in a header); each was substituted with
@@ -146,6 +180,10 @@ struct ServerConfig {
   // server will likely not work as configured: the gateway reports these names instead of
   // starting it.
   std::vector<std::string> missing_variables;
+  // Why sluice never starts this stdio server: its `env` sets a variable the environment
+  // hygiene refuses (config/env_hygiene.hpp), as one display-safe, value-free clause naming
+  // each such variable and its danger; empty when none. Also one of `warnings`.
+  std::string env_refusal;
   // Why each missing variable is missing, one display-safe, value-free line each, naming the
   // server, its file and the variable. Also part of GatewayConfig::warnings.
   std::vector<std::string> warnings;
@@ -175,6 +213,15 @@ struct GatewayConfig {
   std::vector<std::string> warnings;
   // From the top-level "sluice" objects; defaults where no file sets a key.
   GatewayPolicy policy;
+  // The project file read (if any) and whether its servers may run: approved in the trust
+  // store, trusted for this run only (--trust-project), or untrusted.
+  struct ProjectTrust {
+    enum class State { approved, trusted_for_run, untrusted };
+    std::string path;    // the file's real path
+    std::string sha256;  // of the bytes read
+    State state = State::untrusted;
+  };
+  std::optional<ProjectTrust> project_trust;
 };
 
 }  // namespace sluice::config

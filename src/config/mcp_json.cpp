@@ -166,6 +166,10 @@ core::Result<ConfigFile> parse_text(std::string_view text, const fs::path& file,
   return FileParser(file, origin, lookup).parse(root);
 }
 
+core::Result<std::string> read_config_text(const fs::path& file, std::size_t max_bytes) {
+  return read_whole_file(file, max_bytes);
+}
+
 core::Result<ConfigFile> parse_file(const fs::path& file, Origin origin, const EnvLookup& lookup,
                                     std::size_t max_bytes) {
   core::Result<std::string> text = read_whole_file(file, max_bytes);

@@ -55,6 +55,10 @@ struct FilePolicy {
   std::optional<std::size_t> index_concurrency;            // "indexConcurrency"
   std::optional<std::chrono::milliseconds> index_wait;     // "indexWaitMs"
   std::optional<std::chrono::milliseconds> index_idle;     // "indexIdleMs"
+  std::optional<AccessPolicy> access;                      // "policy"
+  std::optional<std::size_t> max_output_bytes;             // "maxOutputBytes"
+  std::optional<RedactSettings> redact;                    // "redact"
+  std::optional<AuditSettings> audit;                      // "audit"
 };
 
 // The servers, auto-start names and gateway settings of one accepted file. Each server's
@@ -84,6 +88,11 @@ core::Result<ConfigFile> parse_text(std::string_view text, const std::filesystem
 core::Result<ConfigFile> parse_file(const std::filesystem::path& file, Origin origin,
                                     const EnvLookup& lookup,
                                     std::size_t max_bytes = kMaxConfigFileBytes);
+
+// The bytes parse_file() parses: `file` (absolute; a regular file of at most `max_bytes`,
+// opened without blocking on a FIFO). The Error does not name the file.
+core::Result<std::string> read_config_text(const std::filesystem::path& file,
+                                           std::size_t max_bytes = kMaxConfigFileBytes);
 
 // Server names: 1 to 64 characters of [A-Za-z0-9_.-], starting with a letter or digit, with
 // no "__" and no trailing '_'. So `server__tool` (aggregated tool names) splits unambiguously

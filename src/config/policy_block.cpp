@@ -1,5 +1,8 @@
 #include "config/detail/policy_block.hpp"
 
+#include "config/detail/access_block.hpp"
+#include "config/detail/audit_block.hpp"
+
 #include <boost/json/object.hpp>
 
 #include <chrono>
@@ -76,6 +79,32 @@ class SettingsReader {
   std::optional<core::Error> error_;
 };
 
+// One tool's settings in a server's "tools" object: its budget as an integer, or an object
+// with an optional "budget" and "maxOutputBytes".
+std::optional<core::Error> read_tool_settings(const bj::key_value_pair& kv, const Where& at,
+                                              ServerPolicy& out) {
+  std::string name(kv.key().data(), kv.key().size());
+  const bj::object* settings = kv.value().if_object();
+  if (settings == nullptr) {
+    core::Result<std::uint64_t> n = read_integer(kv.value(), at, kBudgetRange);
+    if (!n) return n.error();
+    out.tool_budgets.emplace_back(std::move(name), static_cast<std::size_t>(*n));
+    return std::nullopt;
+  }
+  if (const bj::value* budget = settings->if_contains("budget")) {
+    core::Result<std::uint64_t> n = read_integer(*budget, at.key("budget"), kBudgetRange);
+    if (!n) return n.error();
+    out.tool_budgets.emplace_back(name, static_cast<std::size_t>(*n));
+  }
+  if (const bj::value* cap = settings->if_contains("maxOutputBytes")) {
+    core::Result<std::uint64_t> n =
+        read_integer(*cap, at.key("maxOutputBytes"), kMaxOutputBytesRange);
+    if (!n) return n.error();
+    out.tool_output_caps.emplace_back(std::move(name), static_cast<std::size_t>(*n));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 core::Result<FilePolicy> parse_gateway_policy(const bj::value& v) {
@@ -102,7 +131,23 @@ core::Result<FilePolicy> parse_gateway_policy(const bj::value& v) {
   reader.count("indexConcurrency", kIndexConcurrencyRange, out.index_concurrency);
   reader.millis("indexWaitMs", kIndexWaitMsRange, out.index_wait);
   reader.millis("indexIdleMs", kIndexIdleMsRange, out.index_idle);
+  reader.count("maxOutputBytes", kMaxOutputBytesRange, out.max_output_bytes);
   if (reader.error()) return *reader.error();
+  if (const bj::value* policy = settings->if_contains("policy")) {
+    core::Result<AccessPolicy> access = parse_access_policy(*policy, at.key("policy"));
+    if (!access) return access.error();
+    out.access = std::move(*access);
+  }
+  if (const bj::value* redact = settings->if_contains("redact")) {
+    core::Result<RedactSettings> settings_of = parse_redact(*redact, at.key("redact"));
+    if (!settings_of) return settings_of.error();
+    out.redact = std::move(*settings_of);
+  }
+  if (const bj::value* audit = settings->if_contains("audit")) {
+    core::Result<AuditSettings> audit_of = parse_audit(*audit, at.key("audit"));
+    if (!audit_of) return audit_of.error();
+    out.audit = std::move(*audit_of);
+  }
   return out;
 }
 
@@ -120,15 +165,20 @@ core::Result<ServerPolicy> parse_server_policy(const bj::value& v, const Where& 
     if (!n) return n.error();
     out.writes = static_cast<std::size_t>(*n);
   }
+  if (const bj::value* cap = settings->if_contains("maxOutputBytes")) {
+    core::Result<std::uint64_t> n =
+        read_integer(*cap, at.key("maxOutputBytes"), kMaxOutputBytesRange);
+    if (!n) return n.error();
+    out.max_output_bytes = static_cast<std::size_t>(*n);
+  }
   if (const bj::value* tools = settings->if_contains("tools")) {
     Where where = at.key("tools");
     const bj::object* budgets = tools->if_object();
     if (budgets == nullptr) return wrong_type(where, "an object of integers", *tools);
     for (const auto& kv : *budgets) {
-      core::Result<std::uint64_t> n = read_integer(kv.value(), where.key("entry"), kBudgetRange);
-      if (!n) return n.error();
-      out.tool_budgets.emplace_back(std::string(kv.key().data(), kv.key().size()),
-                                    static_cast<std::size_t>(*n));
+      if (std::optional<core::Error> e = read_tool_settings(kv, where.key("entry"), out)) {
+        return *e;
+      }
     }
   }
   return out;

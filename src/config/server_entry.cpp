@@ -2,6 +2,7 @@
 
 #include "config/detail/oauth_entry.hpp"
 #include "config/detail/policy_block.hpp"
+#include "config/env_hygiene.hpp"
 #include "config/interpolate.hpp"
 #include "core/describe.hpp"
 #include "core/display.hpp"
@@ -182,6 +183,8 @@ core::Result<ServerConfig> ServerEntryParser::parse(std::string_view name, const
   if (type == "stdio") {
     core::Result<StdioServer> stdio = parse_stdio(*entry, at, expander);
     if (!stdio) return stdio.error();
+    // Checked after expansion: a value that only becomes dangerous through ${VAR} counts.
+    server.env_refusal = env_refusal(stdio->env);
     server.transport = std::move(*stdio);
   } else {
     core::Result<RemoteServer> remote = parse_remote(*entry, std::move(type), at, expander);
@@ -212,6 +215,10 @@ core::Result<ServerConfig> ServerEntryParser::parse(std::string_view name, const
     server.disabled = *b;
   }
   expander.finish(server, display_file_);
+  if (!server.env_refusal.empty()) {
+    server.warnings.push_back(fmt::format("server {} ({}): {}; sluice does not start it",
+                                          server.name, display_file_, server.env_refusal));
+  }
   // A server that never starts needs no word about its variables.
   if (server.disabled) server.warnings.clear();
   return server;

@@ -131,7 +131,7 @@ class Gateway::ClientHandler : public mcp::Handler {
 
   asio::awaitable<void> list_tools(mcp::IncomingRequest& request) {
     if (!gateway_.options().expose_all) {
-      request.respond_result(meta::meta_tools_list());
+      request.respond_result(gateway_.meta_tools_list());
       co_return;
     }
     co_await gateway_.start_all();
@@ -144,7 +144,7 @@ class Gateway::ClientHandler : public mcp::Handler {
       }
       cursor = c->get_string();
     }
-    request.respond_result(gateway_.aggregate().tools_page(cursor, meta::meta_tools_list()));
+    request.respond_result(gateway_.aggregate().tools_page(cursor, gateway_.meta_tools_list()));
   }
 
   asio::awaitable<void> call(mcp::IncomingRequest& request, std::string_view tool_name) {
@@ -156,6 +156,10 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     if (!row) {
       request.respond_error(rpc::code::kInvalidParams, "Unknown tool");
+      co_return;
+    }
+    if (std::string why = gateway_.meta_tool_denial(tool_name); !why.empty()) {
+      request.respond_result(mcp::error_result(why));
       co_return;
     }
     // The meta-tool's arguments: the DOM and the raw text of the request's one parse.

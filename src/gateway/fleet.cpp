@@ -3,6 +3,7 @@
 #include "core/describe.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
+#include "gateway/policy/access.hpp"
 
 #include <fmt/format.h>
 
@@ -143,12 +144,26 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
         core::show_name(server));
     co_return r;
   }
+  const config::AccessPolicy& access = policy_.access;
   if (!d) {
+    if (std::string why = access.denial(config::Subject::servers, {}, server); !why.empty()) {
+      r.refusal = withheld_refusal(fmt::format("server {}", core::show_name(server)), why);
+      co_return r;
+    }
     r.refusal = fmt::format(
         "no configured server is named {}{}; tool ids look like "
         "server::tool, see gateway.catalog_search",
         core::show_name(server), core::did_you_mean(server, names()));
     co_return r;
+  }
+  // A withheld tool is not in its server's list (DownstreamPeer leaves it out); asked here
+  // too before a start, so that it never starts its server.
+  if (d->phase() != Phase::online) {
+    if (std::string why = access.denial(config::Subject::tools, d->name(), tool_name);
+        !why.empty()) {
+      r.refusal = withheld_refusal(d->name() + "::" + core::show_name(tool_name), why);
+      co_return r;
+    }
   }
   const bool known_serves = need == Need::listed && d->tools_known();
   bool online = d->phase() == Phase::online;
@@ -160,6 +175,11 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
   }
   r.tool = d->find_tool(tool_name);
   if (!r.tool) {
+    if (std::string why = access.denial(config::Subject::tools, d->name(), tool_name);
+        !why.empty()) {
+      r.refusal = withheld_refusal(d->name() + "::" + core::show_name(tool_name), why);
+      co_return r;
+    }
     std::vector<std::string_view> tool_names;
     tool_names.reserve(d->tools().size());
     for (const auto& t : d->tools()) tool_names.push_back(t.name);

@@ -3,6 +3,7 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
+#include "gateway/policy/access.hpp"
 
 #include <charconv>
 
@@ -17,12 +18,19 @@ Gateway::Gateway(asio::io_context& io, std::shared_ptr<const config::GatewayConf
       fleet_(io_, *config_, options_.limits,
              [this](const config::ServerConfig& server) { return events_for(server); }),
       started_at_(core::Clock::now()) {
+  meta_tools_list_ = meta_tools_list_for(config_->policy.access);
   if (!options_.state_dir.empty()) {
     cache_ = std::make_unique<store::CatalogStore>(io_, options_.state_dir);
   }
 }
 
 Gateway::~Gateway() = default;
+
+std::unique_ptr<store::AuditLog> Gateway::open_audit_log(const GatewayOptions& options) {
+  if (!options.audit_file) return nullptr;
+  return std::make_unique<store::AuditLog>(store::open_audit_file(*options.audit_file),
+                                           options.audit_file->path.string());
+}
 
 DownstreamEvents Gateway::events_for(const config::ServerConfig& server) {
   DownstreamEvents events;

@@ -14,8 +14,11 @@
 //   tool with `--expose all`; prompts and resources in both modes);
 // - Governance (governance.hpp): governed restarts, refresh, force, the stale binary;
 // - ConfigReload (reload.hpp): live configuration (watch, reread, apply to the fleet);
-// - AuditRing (audit.hpp) and the reports (report/: health, metrics);
-// - the meta-tool table (meta/) and ClientHandler (client_handler.cpp) serve clients.
+// - AuditRing (audit.hpp), the persistent audit log it writes to (store::AuditLog), and the
+//   reports (report/: health, metrics);
+// - the meta-tool table (meta/) and ClientHandler (client_handler.cpp) serve clients;
+// - the operator's policy (policy/): withheld meta-tools, and ResultGuard (redaction and
+//   output caps of tool results).
 //
 // Ownership: owns every part for the life of the process; client sessions are owned by
 // their transports. Threading: the one io_context thread. shutdown() tears every downstream
@@ -34,8 +37,10 @@
 #include "gateway/downstream/downstream.hpp"
 #include "gateway/fleet.hpp"
 #include "gateway/governance.hpp"
+#include "gateway/policy/result_guard.hpp"
 #include "gateway/reload.hpp"
 #include "mcp/session.hpp"
+#include "store/audit_log.hpp"
 #include "store/catalog_store.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -70,6 +75,10 @@ struct GatewayOptions {
   // Where remote servers' OAuth tokens are kept (the state directory, --no-cache or not).
   // Empty: no OAuth (a protected server answers auth_required).
   std::filesystem::path tokens_dir;
+  // The persistent audit log (store/audit_log.hpp): its file, empty for none (`sluice serve`
+  // and `sluice call` set it), and why there is none (shown in health).
+  std::optional<store::AuditFileOptions> audit_file;
+  std::string audit_off_reason = "not kept by this command";
   // Live configuration: discover() again as at start (flags applied). Empty: the files are
   // never reread (one-shot commands).
   std::function<std::shared_ptr<const config::GatewayConfig>()> rediscover;
@@ -187,6 +196,15 @@ class Gateway {
   Governance& governance() { return governance_; }
   const Governance& governance() const { return governance_; }
   AuditRing& audit() { return audit_; }
+  // Redaction and output caps of tool results (policy/result_guard.hpp).
+  const ResultGuard& results() const { return results_; }
+  // The tools/list result text of the meta-tools the policy does not withhold (metaTools).
+  const std::string& meta_tools_list() const { return meta_tools_list_; }
+  // Why the policy withholds meta-tool `name` (value-free, naming the rule); empty if it
+  // does not.
+  std::string meta_tool_denial(std::string_view name) const;
+  // The persistent audit log, or nullptr without one.
+  const store::AuditLog* audit_log() const { return audit_log_.get(); }
   ConfigReload& reload() { return reload_; }
   const ConfigReload& reload() const { return reload_; }
 
@@ -197,6 +215,7 @@ class Gateway {
 
  private:
   class ClientHandler;
+  static std::unique_ptr<store::AuditLog> open_audit_log(const GatewayOptions& options);
   // What server `server` reports, wired to the parts that handle it.
   DownstreamEvents events_for(const config::ServerConfig& server);
   void relay_progress(std::string_view params);
@@ -222,7 +241,9 @@ class Gateway {
   asio::io_context& io_;
   std::shared_ptr<const config::GatewayConfig> config_;
   GatewayOptions options_;
-  AuditRing audit_{options_.limits.audit_ring_events};
+  // Before the ring, which writes to it, and destroyed after it (drains at most its bound).
+  std::unique_ptr<store::AuditLog> audit_log_ = open_audit_log(options_);
+  AuditRing audit_{options_.limits.audit_ring_events, audit_log_.get()};
   // Every admitted call from admission to its end, and the latency of those that ended.
   CallLedger calls_{io_};
   Fleet fleet_;
@@ -235,6 +256,8 @@ class Gateway {
   ConfigReload reload_{io_, fleet_, calls_, audit_, config_, reload_hooks()};
   Governance governance_{fleet_, calls_, catalog_, audit_, config_->policy, &reload_};
   AggregateRouter aggregate_{*this};
+  ResultGuard results_{config_->policy, options_.limits.max_json_depth};
+  std::string meta_tools_list_;  // built at construction (policy.*.metaTools applied)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;
   std::uint64_t next_progress_token_ = 1;
   std::chrono::steady_clock::time_point started_at_;

@@ -158,6 +158,14 @@ InvokeOutcome answer_of(const mcp::Reply& reply, bool by_operator, const std::st
   }
 }
 
+// A downstream's result with its secrets redacted and its text cut to its cap (ResultGuard);
+// spliced as it came when neither applies.
+InvokeOutcome guarded(InvokeOutcome answer, const mcp::Reply& reply, ResultGuard& guard,
+                      const config::ServerConfig& server, std::string_view tool) {
+  if (reply.status == mcp::Reply::Status::result) guard.apply(server, tool, answer.result_json);
+  return answer;
+}
+
 }  // namespace
 
 asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
@@ -214,7 +222,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   const bool by_operator = call.record().cancelled_by_operator;
   if (!reply.late) {
     call.end(Call::outcome_of(reply.status));
-    co_return answer_of(reply, by_operator, d->name(), tool_label, timeout);
+    co_return guarded(answer_of(reply, by_operator, d->name(), tool_label, timeout), reply,
+                      results_, d->config(), tool_name);
   }
   // Abandoned (a cancel or the timeout): the work goes on, and keeps its permits, without
   // this caller.

@@ -227,6 +227,8 @@ asio::awaitable<void> ConfigReload::replace(std::string name) {
     co_return;
   }
   const bool was_online = old->phase() == Phase::online;
+  // Its project file was approved meanwhile: an autoStart server starts as it would have.
+  const bool approved_now = old->phase() == Phase::untrusted;
   core::log::info(
       "server {}: restart path ds_config_reload: its configuration changed; it restarts with "
       "the new one",
@@ -243,7 +245,9 @@ asio::awaitable<void> ConfigReload::replace(std::string name) {
   replacing_.erase(target);
   if (hooks_.fleet_changed) hooks_.fleet_changed();
   bool ok = true;
-  if (was_online) ok = co_await fresh->ensure_started();
+  if (was_online || (approved_now && fresh->config().auto_start)) {
+    ok = co_await fresh->ensure_started();
+  }
   audit_.record({"config_reload", "sluice", name, "",
                  fmt::format("restarted with the configuration of generation {}{}", generation_,
                              ok ? "" : ": its start failed"),

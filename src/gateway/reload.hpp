@@ -44,7 +44,7 @@ namespace sluice::gateway {
 
 // Whether two entries of one server name differ in what defines the server: its transport
 // (command, args, env, cwd; or type, url, headers), its admission policy, its timeouts and
-// whether it is disabled. Where it was read from does not count.
+// whether it is disabled or untrusted. Where it was read from does not count.
 bool defines_same(const config::ServerConfig& a, const config::ServerConfig& b);
 
 // The keys of the "sluice" object (as the file spells them) whose values differ.

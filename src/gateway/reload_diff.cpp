@@ -11,7 +11,8 @@ namespace sluice::gateway {
 namespace {
 
 bool same_policy(const config::ServerPolicy& a, const config::ServerPolicy& b) {
-  return a.budget == b.budget && a.tool_budgets == b.tool_budgets && a.writes == b.writes;
+  return a.budget == b.budget && a.tool_budgets == b.tool_budgets && a.writes == b.writes &&
+         a.max_output_bytes == b.max_output_bytes && a.tool_output_caps == b.tool_output_caps;
 }
 
 bool same_transport(const config::ServerConfig& a, const config::ServerConfig& b) {
@@ -39,7 +40,7 @@ std::unordered_set<std::string> accepted_files(const config::GatewayConfig& serv
 bool defines_same(const config::ServerConfig& a, const config::ServerConfig& b) {
   return a.name == b.name && same_transport(a, b) && same_policy(a.policy, b.policy) &&
          a.timeout == b.timeout && a.idle_timeout == b.idle_timeout && a.disabled == b.disabled &&
-         a.missing_variables == b.missing_variables;
+         a.untrusted == b.untrusted && a.missing_variables == b.missing_variables;
 }
 
 std::vector<std::string> changed_operator_keys(const config::GatewayPolicy& a,
@@ -67,6 +68,10 @@ std::vector<std::string> changed_operator_keys(const config::GatewayPolicy& a,
   check(a.index_concurrency == b.index_concurrency, "indexConcurrency");
   check(a.index_wait == b.index_wait, "indexWaitMs");
   check(a.index_idle == b.index_idle, "indexIdleMs");
+  check(a.access == b.access, "policy");
+  check(a.max_output_bytes == b.max_output_bytes, "maxOutputBytes");
+  check(a.redact == b.redact, "redact");
+  check(a.audit == b.audit, "audit");
   return keys;
 }
 

@@ -52,9 +52,11 @@ struct SpawnSpec {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;  // configured variables
   std::string cwd;                                       // empty: inherit
-  // Variables taken from sluice's own environment when set (never the whole environment).
-  std::vector<std::string> inherit = {"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ",
-                                      "TMPDIR", "USER", "LOGNAME", "SHELL", "NODE_PATH"};
+  // Variables taken from sluice's own environment when set (never the whole environment):
+  // only what describes the user, the locale and where programs are, none of them a secret
+  // or a way to load code (invariant P1). Anything else a server needs, its entry names.
+  std::vector<std::string> inherit = {"PATH", "HOME",   "USER",   "LOGNAME", "SHELL",
+                                      "LANG", "LC_ALL", "LC_CTYPE", "TZ",    "TMPDIR"};
 };
 
 struct ExitStatus {

@@ -1,5 +1,6 @@
 #include "store/catalog_store.hpp"
 
+
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
@@ -8,11 +9,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <malloc.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include "core/clock.hpp"
 #include "core/log.hpp"
+#include "core/signals_blocked.hpp"
 #include "core/spawn.hpp"
 #include "store/cache_file.hpp"
 #include "store/catalog_file.hpp"
@@ -116,29 +116,13 @@ struct Worker {
   }
 };
 
-// Blocks every signal in the threads started while it lives (they inherit the mask), so that
-// signals go to the loop's thread and never interrupt the worker's file I/O.
-class SignalsBlocked {
- public:
-  SignalsBlocked() {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &previous_);
-  }
-  ~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  SignalsBlocked(const SignalsBlocked&) = delete;
-  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
-
- private:
-  sigset_t previous_{};
-};
 
 }  // namespace
 
 CatalogStore::CatalogStore(asio::io_context& io, std::filesystem::path state_dir)
     : io_(io), state_dir_(std::move(state_dir)), shared_(std::make_shared<Shared>()) {
   if (!state_dir_.empty()) shared_->status.path = (state_dir_ / detail::kCacheFileName).string();
-  SignalsBlocked blocked;
+  core::SignalsBlocked blocked;
   worker_ = std::thread([this] { run_worker(); });
 }
 

@@ -1,13 +1,6 @@
 #include "store/fingerprint.hpp"
 
-// The digest through SHA256_Init/Update/Final, not EVP (nor the one-shot SHA256(), which is
-// EVP inside): EVP loads OpenSSL 3's provider tables on first use, measured at 1.8 MiB of
-// resident library pages, in a process that otherwise needs no crypto until a TLS server is
-// configured (the fingerprint is computed for every configured server at start). Those
-// functions are deprecated in OpenSSL 3.0 in favour of EVP, not removed; API level 1.1.0
-// declares them without the deprecation attribute.
-#define OPENSSL_API_COMPAT 0x10100000L
-#include <openssl/sha.h>
+#include "config/trust_store.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -67,20 +60,7 @@ std::string canonical(const config::ServerConfig& server) {
 }  // namespace
 
 std::string fingerprint(const config::ServerConfig& server) {
-  const std::string text = canonical(server);
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256_CTX context;
-  SHA256_Init(&context);
-  SHA256_Update(&context, text.data(), text.size());
-  SHA256_Final(digest, &context);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned int i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return config::content_digest(canonical(server));
 }
 
 }  // namespace sluice::store

@@ -1,17 +1,13 @@
 #include "store/token_store.hpp"
 
 #include "core/json.hpp"
+#include "core/private_file.hpp"
 #include "store/cache_file.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <cerrno>
 #include <utility>
 #include <vector>
 
@@ -21,49 +17,9 @@ namespace {
 
 constexpr int kFormatVersion = 1;
 
-// Closes a descriptor on every path out.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 core::Error fail(std::string_view what) { return core::make_error(std::string(what)); }
 
-// The file's text; "" when it does not exist.
-core::Result<std::string> read_file(const std::filesystem::path& file) {
-  Fd fd(::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ENOENT) return core::Result<std::string>(boost::system::in_place_value);
-    return fail(errno == ELOOP ? "the token file is a symbolic link; it is not followed"
-                               : "the token file cannot be read (not permitted)");
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
-    return fail("the token file is not a regular file of yours");
-  }
-  if ((st.st_mode & 077) != 0) return fail("the token file is readable by others; not used");
-  if (static_cast<std::size_t>(st.st_size) > kMaxTokenFileBytes) {
-    return fail("the token file is larger than its bound");
-  }
-  std::string text(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < text.size()) {
-    ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("the token file cannot be read");
-    got += static_cast<std::size_t>(n);
-  }
-  return core::Result<std::string>(boost::system::in_place_value, std::move(text));
-}
+constexpr std::string_view kNoun = "the token file";
 
 std::string text_of(const bj::object& o, std::string_view key) {
   const bj::value* v = o.if_contains(key);
@@ -136,60 +92,16 @@ core::Result<void> write_records(const std::filesystem::path& file,
   for (const TokenRecord& r : records) list.push_back(value_of(r));
   const std::string text =
       bj::serialize(bj::object{{"version", kFormatVersion}, {"servers", std::move(list)}});
-  std::filesystem::path temp = file;
-  temp += ".tmp-" + std::to_string(::getpid());
-  ::unlink(temp.c_str());
-  {
-    Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (fd.get() < 0) return fail("the token file cannot be written (not permitted)");
-    std::size_t put = 0;
-    while (put < text.size()) {
-      ssize_t n = ::write(fd.get(), text.data() + put, text.size() - put);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::unlink(temp.c_str());
-        return fail("the token file cannot be written (the disk may be full)");
-      }
-      put += static_cast<std::size_t>(n);
-    }
-    if (::fchmod(fd.get(), 0600) != 0 || ::fsync(fd.get()) != 0) {
-      ::unlink(temp.c_str());
-      return fail("the token file cannot be written (the disk may be full)");
-    }
+  if (std::optional<core::PrivateFileProblem> problem = core::replace_private_file(file, text)) {
+    return fail(core::describe(*problem, kNoun, file));
   }
-  if (::rename(temp.c_str(), file.c_str()) != 0) {
-    ::unlink(temp.c_str());
-    return fail("the token file cannot be replaced (not permitted)");
-  }
-  Fd dir(::open(file.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() >= 0) ::fsync(dir.get());
   return {};
 }
-
-// An exclusive flock of <file>.lock for one read-change-write.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& file) : fd_(open_lock(file)) {
-    if (fd_.get() >= 0) {
-      while (::flock(fd_.get(), LOCK_EX) != 0 && errno == EINTR) {
-      }
-    }
-  }
-  bool held() const { return fd_.get() >= 0; }
-
- private:
-  static int open_lock(const std::filesystem::path& file) {
-    std::filesystem::path lock = file;
-    lock += ".lock";
-    return ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  }
-  Fd fd_;  // closing it releases the lock
-};
 
 // The records on disk for a change: an unreadable format starts over (its tokens are lost
 // either way), a file that is not ours is an error.
 core::Result<std::vector<TokenRecord>> records_for_change(const std::filesystem::path& file) {
-  core::Result<std::string> text = read_file(file);
+  core::Result<std::string> text = core::read_private_text(file, kMaxTokenFileBytes, kNoun);
   if (!text) return text.error();
   core::Result<std::vector<TokenRecord>> records = parse_records(*text);
   if (!records) return std::vector<TokenRecord>{};
@@ -204,7 +116,7 @@ TokenStore::TokenStore(std::filesystem::path state_dir)
 core::Result<std::optional<TokenRecord>> TokenStore::load(std::string_view server,
                                                           std::string_view fingerprint) const {
   if (dir_.empty()) return fail("no state directory (HOME is not set)");
-  core::Result<std::string> text = read_file(file_);
+  core::Result<std::string> text = core::read_private_text(file_, kMaxTokenFileBytes, kNoun);
   if (!text) return text.error();
   core::Result<std::vector<TokenRecord>> records = parse_records(*text);
   if (!records) return records.error();
@@ -220,7 +132,7 @@ core::Result<void> TokenStore::save(const TokenRecord& record) {
   if (std::string problem = detail::prepare_directory(dir_); !problem.empty()) {
     return fail(problem);
   }
-  FileLock lock(file_);
+  core::PrivateFileLock lock(file_);
   if (!lock.held()) return fail("the token file's lock cannot be taken (not permitted)");
   core::Result<std::vector<TokenRecord>> records = records_for_change(file_);
   if (!records) return records.error();
@@ -233,7 +145,7 @@ core::Result<void> TokenStore::forget(std::string_view server) {
   if (dir_.empty()) return fail("no state directory (HOME is not set)");
   std::error_code ec;
   if (!std::filesystem::exists(dir_, ec)) return {};  // nothing was ever saved
-  FileLock lock(file_);
+  core::PrivateFileLock lock(file_);
   if (!lock.held()) return fail("the token file's lock cannot be taken (not permitted)");
   core::Result<std::vector<TokenRecord>> records = records_for_change(file_);
   if (!records) return records.error();

@@ -94,17 +94,22 @@ asio::awaitable<void> HttpServerImpl::accept_loop() {
       co_await t.async_wait(asio::redirect_error(kAwait, ec));
       continue;
     }
-    // Small writes (an SSE event, a 202) must leave at once: no Nagle delay.
-    socket.set_option(tcp::no_delay(true), ec);
-    auto conn = std::make_shared<Connection>(std::move(socket));
-    auto remote = conn->stream.socket().remote_endpoint(ec);
-    conn->address = "unknown";
-    if (!ec) conn->address = remote.address().to_string();
-    if (!admit_connection(conn)) continue;
-    // A connection whose coroutine dies is forgotten, so stop() never touches it.
-    core::spawn(io_, serve_connection(conn), "an HTTP connection",
-                [this, self = shared_from_this(), conn] { connections_.erase(conn.get()); });
+    serve(std::move(socket));
   }
+}
+
+void HttpServerImpl::serve(tcp::socket socket) {
+  boost::system::error_code ec;
+  // Small writes (an SSE event, a 202) must leave at once: no Nagle delay.
+  socket.set_option(tcp::no_delay(true), ec);
+  auto conn = std::make_shared<Connection>(std::move(socket));
+  auto remote = conn->stream.socket().remote_endpoint(ec);
+  conn->address = "unknown";
+  if (!ec) conn->address = remote.address().to_string();
+  if (!admit_connection(conn)) return;
+  // A connection whose coroutine dies is forgotten, so stop() never touches it.
+  core::spawn(io_, serve_connection(conn), "an HTTP connection",
+              [this, self = shared_from_this(), conn] { connections_.erase(conn.get()); });
 }
 
 bool HttpServerImpl::admit_connection(const std::shared_ptr<Connection>& conn) {

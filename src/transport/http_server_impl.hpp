@@ -1,7 +1,8 @@
 #pragma once
 // The implementation of HttpServer (see http_server.hpp), shared by the translation units
 // of the front end: http_server.cpp (listener and connections), http_routes.cpp (the
-// request phases) and http_sse.cpp (the SSE stream writer). Private to this folder.
+// request phases) and http_sse.cpp (the SSE stream writer). Private to this folder (and to
+// tests/fuzz/http_fuzz.cpp, which drives a connection through it without a network).
 //
 // Threading: the owning io_context thread only. Ownership: each connection is a
 // shared_ptr<Connection> held by the coroutine serving it; the server keeps raw pointers to
@@ -68,6 +69,10 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   void stop() override;
   void release_retired() override { sessions_.release_retired(); }
   std::size_t session_count() const override { return sessions_.size(); }
+  // Serves one connection accepted elsewhere (by the accept loop; the request path's fuzz
+  // target hands it one end of a socket pair): admitted against the connection caps like
+  // any other.
+  void serve(boost::asio::ip::tcp::socket socket);
 
  private:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;

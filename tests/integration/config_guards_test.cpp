@@ -81,7 +81,9 @@ class ConfigGuards : public ::testing::Test {
   fs::path project() const { return dir_.path() / "project"; }
   void write_home(const std::string& text) { dir_.write("home/.mcp.json", text); }
   void write_project(const std::string& text) { dir_.write("project/.mcp.json", text); }
+  // The project's servers are trusted for the run (issue 13: untrusted ones never start).
   Sluice& start(std::vector<std::string> args = {"serve"}) {
+    args.push_back("--trust-project");
     sluice_ = std::make_unique<Sluice>(args, home(), project());
     sluice_->initialize();
     return *sluice_;

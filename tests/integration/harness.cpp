@@ -157,11 +157,12 @@ Sluice::~Sluice() {
 }
 
 
-void Sluice::send(const std::string& line) {
-  std::string data = line + "\n";
+void Sluice::send(const std::string& line) { send_raw(line + "\n"); }
+
+void Sluice::send_raw(std::string_view bytes) {
   std::size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(in_, data.data() + off, data.size() - off);
+  while (off < bytes.size()) {
+    ssize_t n = ::write(in_, bytes.data() + off, bytes.size() - off);
     if (n <= 0) throw std::runtime_error("write to sluice failed");
     off += static_cast<std::size_t>(n);
   }
@@ -299,8 +300,9 @@ void Sluice::join_stderr() {
 }
 
 RunResult run_sluice(const std::vector<std::string>& args, const std::filesystem::path& home,
-                     const std::filesystem::path& cwd) {
+                     const std::filesystem::path& cwd, std::string_view input) {
   Sluice s(args, home, cwd);
+  if (!input.empty()) s.send_raw(input);
   s.close_stdin();
   RunResult r;
   while (auto line = s.read_line()) r.out += *line + "\n";

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -53,6 +54,8 @@ class Sluice {
   ~Sluice();
 
   void send(const std::string& line);
+  // Writes `bytes` to sluice's stdin as they are (no newline added).
+  void send_raw(std::string_view bytes);
   // The next stdout line, or nullopt at EOF or after `guard`.
   std::optional<std::string> read_line(std::chrono::milliseconds guard = kGuard);
   // Sends a request and returns the raw response line with that id (skipping notifications;
@@ -102,12 +105,12 @@ bool wait_file(const std::filesystem::path& path);
 // the tail of sluice's stderr.
 void expect_clean_exit(Sluice& sluice);
 
-// Runs sluice to completion (no stdin) and captures both streams.
+// Runs sluice to completion with `input` on its stdin (then closed) and captures both streams.
 struct RunResult {
   int exit_code = -1;
   std::string out, err;
 };
 RunResult run_sluice(const std::vector<std::string>& args, const std::filesystem::path& home,
-                     const std::filesystem::path& cwd);
+                     const std::filesystem::path& cwd, std::string_view input = {});
 
 }  // namespace sluice::test

@@ -34,6 +34,8 @@ inline constexpr Range kIdleTimeoutMsRange{1000, 86400000};
 inline constexpr Range kIndexConcurrencyRange{1, 64};
 inline constexpr Range kIndexWaitMsRange{0, 600000};
 inline constexpr Range kIndexIdleMsRange{0, 86400000};
+// "maxOutputBytes" (gateway-wide, per server, per tool): 256 bytes to 256 MiB.
+inline constexpr Range kMaxOutputBytesRange{256, 256ull * 1024 * 1024};
 
 // Where a problem is: the JSON path and, inside mcpServers, the entry's 1-based position
 // (the entry's name is a value of the file, so the path says `entry` instead).

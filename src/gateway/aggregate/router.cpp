@@ -1,7 +1,9 @@
 #include "gateway/aggregate/router.hpp"
 
+#include "core/describe.hpp"
 #include "core/json.hpp"
 #include "gateway/gateway.hpp"
+#include "gateway/policy/access.hpp"
 #include "mcp/answer.hpp"
 #include "mcp/pagination.hpp"
 
@@ -43,6 +45,33 @@ std::optional<bj::value> params_copy(const rpc::Message& m) {
   if (const auto* params = m.params_object()) return bj::value(*params);
   if (m.params().empty()) return bj::value(bj::object());
   return std::nullopt;
+}
+
+// Why the operator's policy withholds `name` (a prompt's own name, a resource's URI) of
+// `server`; empty when it does not. Withheld entries are not listed; this refuses requests
+// that name one anyway.
+std::string withheld(const config::AccessPolicy& access, config::Subject subject,
+                     const Downstream& server, std::string_view name) {
+  std::string why = access.denial(subject, server.name(), name);
+  if (why.empty()) return why;
+  const bool prompt = subject == config::Subject::prompts;
+  return withheld_refusal(fmt::format("{} {} of server {}", prompt ? "prompt" : "resource",
+                                      prompt ? core::show_name(name) : std::string("(a URI)"),
+                                      server.name()),
+                          why);
+}
+
+// A request for a URI no server lists: refused with the rule when the policy withholds it
+// from a server (a withheld resource is not listed), else empty.
+std::string withheld_uri(const config::AccessPolicy& access, const Fleet& fleet,
+                         std::string_view uri) {
+  if (access.deny.resources.empty() && access.allow.resources.empty()) return {};
+  for (const auto& d : fleet.servers()) {
+    if (std::string why = withheld(access, config::Subject::resources, *d, uri); !why.empty()) {
+      return why;
+    }
+  }
+  return {};
 }
 
 }  // namespace
@@ -159,6 +188,11 @@ asio::awaitable<void> AggregateRouter::get_prompt(mcp::IncomingRequest& request)
     request.respond_error(rpc::code::kInvalidParams, "Invalid params: not an object");
     co_return;
   }
+  const config::AccessPolicy& access = gateway_.policy().access;
+  if (std::string why = withheld(access, config::Subject::prompts, *d, own_name); !why.empty()) {
+    request.respond_error(rpc::code::kInvalidParams, why);
+    co_return;
+  }
   params->get_object()["name"] = own_name;
   co_await forward(request, *d, bj::serialize(*params));
 }
@@ -166,7 +200,14 @@ asio::awaitable<void> AggregateRouter::get_prompt(mcp::IncomingRequest& request)
 asio::awaitable<void> AggregateRouter::resource_request(mcp::IncomingRequest& request) {
   const std::string& method = request.message().method();
   std::string uri(string_param(request.message(), "uri"));
+  const config::AccessPolicy& access = gateway_.policy().access;
   Downstream* d = owner_of_uri(uri);
+  std::string why = d ? withheld(access, config::Subject::resources, *d, uri)
+                      : withheld_uri(access, gateway_.fleet(), uri);
+  if (!why.empty()) {
+    request.respond_error(rpc::code::kInvalidParams, why);
+    co_return;
+  }
   if (!d) {
     request.respond_error(-32002, "Resource not found");
     co_return;
@@ -200,12 +241,20 @@ asio::awaitable<void> AggregateRouter::complete(mcp::IncomingRequest& request) {
   bj::value* ref_value = params ? params->get_object().if_contains("ref") : nullptr;
   bj::object* ref = ref_value ? ref_value->if_object() : nullptr;
   Downstream* d = nullptr;
+  std::string why;
+  const config::AccessPolicy& access = gateway_.policy().access;
   if (ref && ref->if_contains("name") && ref->at("name").is_string()) {
     auto resolved = resolve_public(ref->at("name").as_string());
     d = resolved.first;
+    if (d) why = withheld(access, config::Subject::prompts, *d, resolved.second);
     if (d) (*ref)["name"] = resolved.second;
   } else if (ref && ref->if_contains("uri") && ref->at("uri").is_string()) {
     d = owner_of_uri(ref->at("uri").as_string());
+    if (d) why = withheld(access, config::Subject::resources, *d, ref->at("uri").as_string());
+  }
+  if (!why.empty()) {
+    request.respond_error(rpc::code::kInvalidParams, why);
+    co_return;
   }
   if (!d) {
     request.respond_error(rpc::code::kInvalidParams, "Invalid params: unknown reference");

@@ -1,5 +1,6 @@
 #include "gateway/catalog/catalog.hpp"
 
+#include "config/trust_store.hpp"
 #include "core/wall_clock.hpp"
 #include "mcp/tool_result.hpp"
 
@@ -47,6 +48,14 @@ bj::object offline_card(const Downstream& d) {
   card["server"] = d.name();
   card["availability"] = "offline";
   card["status"] = to_string(d.phase());
+  if (d.phase() == Phase::untrusted) {
+    // Its tools are not shown, not even from the catalog cache: it may not run.
+    card["short_description"] =
+        "untrusted: its project file is not approved, so sluice does not start it; review the "
+        "file, then run the next_step command";
+    card["next_step"] = config::approve_command(d.config().source_file);
+    return card;
+  }
   card["short_description"] =
       d.phase() == Phase::disabled
           ? "disabled in its config file (\"disabled\": true): sluice does not start it"

@@ -2,6 +2,7 @@
 // notifications it passes to its peer, and the admission of its tools.
 #include "gateway/downstream/downstream.hpp"
 
+#include "config/trust_store.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
 #include "gateway/downstream/child_transport.hpp"
@@ -29,13 +30,30 @@ Downstream::Downstream(asio::io_context& io, config::ServerConfig config,
       peer_(io, config_.name, limits, events_,
             [this](std::string_view method) { on_list_changed(method); }),
       idle_timer_(io) {
+  peer_.withhold(&policy_.access);  // the operator's policy: withheld entries are left out
   if (config_.disabled) {
     disabled_reason_ = fmt::format(
         "disabled in {} (\"disabled\": true); sluice does not start it: set \"disabled\": "
         "false there to use it",
         config_.source_file);
     phase_.transition(Phase::disabled);
+  } else if (config_.untrusted) {
+    disabled_reason_ = fmt::format(
+        "{} is a project file whose exact content you have not approved, so sluice "
+        "does not start its servers; review it, then run: {}",
+        config_.source_file, config::approve_command(config_.source_file));
+    phase_.transition(Phase::untrusted);
   }
+  // Environment hygiene: an entry whose env sets a refused variable shows as failed, with the
+  // reason, from the start, and is never started (start_impl refuses it on every path).
+  if (phase() == Phase::lazy && !config_.env_refusal.empty()) {
+    last_error_ = env_refused_reason();
+    phase_.transition(Phase::failed);
+  }
+}
+
+std::string Downstream::env_refused_reason() const {
+  return fmt::format("not started: {} in {}", config_.env_refusal, config_.source_file);
 }
 
 Downstream::~Downstream() {
@@ -65,13 +83,15 @@ void Downstream::fail(std::string reason) {
 }
 
 void Downstream::settle_offline() {
-  if (phase() != Phase::disabled) {
+  if (phase() != Phase::disabled && phase() != Phase::untrusted) {
     phase_.transition(Phase::offline);
   }
 }
 
 asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
-  if (config_.disabled) co_return false;  // whoever asks, an operator's connect included
+  // Whoever asks, an operator's connect included.
+  if (config_.disabled || config_.untrusted) co_return false;
+  if (!config_.env_refusal.empty()) co_return false;  // its last error says why
   ++requests_;  // a call or a listing is on its way: activity for the idle watch
   if (phase() == Phase::online) co_return true;
   if (shutting_down_) co_return false;
@@ -115,6 +135,8 @@ asio::awaitable<bool> Downstream::start() {
 }
 
 core::Result<std::unique_ptr<DownstreamTransport>> Downstream::open_transport() {
+  // The one place a server's process or connection is opened: an untrusted one never is.
+  if (config_.untrusted) return core::Error{disabled_reason_};
   if (const auto* remote = std::get_if<config::RemoteServer>(&config_.transport)) {
     if (!remote->allow_http && !transport::is_https_url(remote->url) &&
         !transport::is_loopback_url(remote->url)) {
@@ -137,11 +159,15 @@ void Downstream::start_failed(std::string reason) {
 }
 
 asio::awaitable<bool> Downstream::start_impl() {
+  if (!config_.env_refusal.empty()) {
+    fail(env_refused_reason());
+    co_return false;
+  }
   if (!config_.missing_variables.empty()) {
     // The names only (they are the file's, never a value).
     fail(
         fmt::format("not connected: its configuration refers to unset variables ({}); set "
-                    "them in sluice's environment",
+                    "them in sluice's environment or with `sluice secrets set NAME`",
                     fmt::join(config_.missing_variables, ", ")));
     co_return false;
   }

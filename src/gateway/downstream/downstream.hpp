@@ -48,11 +48,11 @@ class Downstream {
 
   const std::string& name() const { return config_.name; }
   const config::ServerConfig& config() const { return config_; }
-  // A disabled server's phase and last error (why it does not start) stay as configured,
-  // whatever an operator's stop or the shutdown does to it.
+  // A disabled or untrusted server's phase and last error (why it does not start) stay as
+  // configured, whatever an operator's stop or the shutdown does to it.
   Phase phase() const { return phase_.phase(); }
   const std::string& last_error() const {
-    return config_.disabled ? disabled_reason_ : last_error_;
+    return config_.disabled || config_.untrusted ? disabled_reason_ : last_error_;
   }
   // The class of the transport's failure behind last_error (a remote server's tls_failed,
   // auth_required, connect_failed, http_error, session_expired...); empty when none.
@@ -183,6 +183,8 @@ class Downstream {
   // Records why the server is not serving and logs it; the phase is the caller's to move.
   void record_error(std::string reason);
   void fail(std::string reason);
+  // Why a server whose env sets a refused variable is not started (config::env_refusal).
+  std::string env_refused_reason() const;
   // Moves to `to` unless the phase is one set at construction (unsupported, disabled).
   void settle_offline();
   // Identifies this generation's processes (and descendants that keep their environment).
@@ -218,7 +220,7 @@ class Downstream {
   std::unique_ptr<DownstreamTransport> transport_;
   std::string last_error_;
   std::string failure_class_;
-  std::string disabled_reason_;  // set when config_.disabled
+  std::string disabled_reason_;  // set when config_.disabled or config_.untrusted
   std::uint64_t generation_ = 0;
   std::size_t restarts_ = 0;
   int external_signal_ = 0;

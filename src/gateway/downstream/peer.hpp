@@ -11,6 +11,7 @@
 // Threading: the gateway's io_context thread only.
 // Errors: downstream output is untrusted; a failed step returns false and error() says why
 // (value-free); a malformed list entry is skipped and counted, never thrown.
+#include "config/access_policy.hpp"
 #include "core/limits.hpp"
 #include "gateway/downstream/transport.hpp"
 #include "mcp/session.hpp"
@@ -115,6 +116,8 @@ struct ListBounds {
   // Entries kept whose description or title (a tool's annotations.title too) was over
   // kMaxListedTextBytes: cut at a UTF-8 boundary and marked "… (truncated)".
   std::size_t texts_cut = 0;
+  // Entries the operator's policy withholds (DownstreamPeer::withhold), left out.
+  std::size_t withheld = 0;
 };
 
 // The longest description or title of a listed entry that sluice keeps.
@@ -154,6 +157,11 @@ class DownstreamPeer {
   bool has_session() const { return session_ != nullptr; }
   // A session that has not seen its transport close.
   bool connected() const { return session_ && !session_->closed(); }
+
+  // The operator's policy (borrowed; it outlives the peer): every listing, live or seeded,
+  // leaves out the tools, prompts, resources and templates it withholds (counted in
+  // ListBounds::withheld), so no view of the lists shows them. Null: nothing is withheld.
+  void withhold(const config::AccessPolicy* access) { access_ = access; }
 
   // initialize, then notifications/initialized.
   asio::awaitable<bool> handshake();
@@ -220,6 +228,8 @@ class DownstreamPeer {
                                   const std::function<bool()>& full, std::size_t& skipped);
   asio::awaitable<bool> list_items(const Listing& listing, std::vector<std::string>& out,
                                    std::size_t& skipped);
+  // Whether the policy withholds the entry of list `key` whose identity is `identity`.
+  bool withheld(std::string_view key, std::string_view identity) const;
   bool fail(std::string reason);
   // Keeps serverInfo's name and version from an initialize result (short printable strings
   // only; else empty).
@@ -229,6 +239,7 @@ class DownstreamPeer {
   std::string name_;
   const core::Limits& limits_;
   const DownstreamEvents& events_;
+  const config::AccessPolicy* access_ = nullptr;
   std::function<void(std::string_view)> list_changed_;
   DownstreamTransport* transport_ = nullptr;
   std::shared_ptr<mcp::Session> session_;

@@ -181,7 +181,12 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
         skips.add(index, std::move(problem));
         continue;
       }
-      identities.emplace(item.get_object().at(listing.identity).get_string());
+      const bj::string& identity = item.get_object().at(listing.identity).get_string();
+      identities.emplace(identity);
+      if (withheld(listing.key, identity)) {
+        ++skips.bounds.withheld;
+        continue;
+      }
       if (cut_long_texts(item.get_object())) ++skips.bounds.texts_cut;
       add(item);
     }
@@ -195,6 +200,14 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
   skipped = skips.skipped;
   skipped_.*listing.bounds = skips.bounds;
   co_return true;
+}
+
+bool DownstreamPeer::withheld(std::string_view key, std::string_view identity) const {
+  if (access_ == nullptr) return false;
+  const config::Subject subject = key == "tools"     ? config::Subject::tools
+                                  : key == "prompts" ? config::Subject::prompts
+                                                     : config::Subject::resources;
+  return !access_->allows(subject, name_, identity);
 }
 
 asio::awaitable<bool> DownstreamPeer::list_tools() {

@@ -63,28 +63,31 @@ void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummari
       ++skipped;
       continue;
     }
+    if (withheld("tools", entry->get_object().at("name").get_string())) continue;
     tools.push_back(tool_entry(*entry, nullptr, name_));
     if (summarize) {
       tools.back().raw = summarize(entry->get_object());
       tools.back().summary = true;
     }
   }
-  auto texts = [&](const std::vector<std::string>& stored, std::string_view identity) {
+  auto texts = [&](const std::vector<std::string>& stored, std::string_view key,
+                   std::string_view identity) {
     std::vector<std::string> out;
     out.reserve(std::min(stored.size(), cap));
     std::unordered_set<std::string> seen;
     for (const auto& text : stored) {
-      if (out.size() < cap && stored_entry(text, identity, limits, seen)) {
-        out.push_back(text);
-      } else {
+      auto entry = out.size() < cap ? stored_entry(text, identity, limits, seen) : std::nullopt;
+      if (!entry) {
         ++skipped;
+      } else if (!withheld(key, entry->get_object().at(identity).get_string())) {
+        out.push_back(text);
       }
     }
     return out;
   };
-  prompts_ = texts(listing.prompts, "name");
-  resources_ = texts(listing.resources, "uri");
-  resource_templates_ = texts(listing.resource_templates, "uriTemplate");
+  prompts_ = texts(listing.prompts, "prompts", "name");
+  resources_ = texts(listing.resources, "resources", "uri");
+  resource_templates_ = texts(listing.resource_templates, "resourceTemplates", "uriTemplate");
   if (skipped > 0) {
     core::log::warn("server {}: the catalog cache held {} unusable entr{}, skipped", name_, skipped,
                     skipped == 1 ? "y" : "ies");

@@ -22,6 +22,8 @@ std::string_view to_string(Phase phase) {
       return "idle_stopped";
     case Phase::disabled:
       return "disabled";
+    case Phase::untrusted:
+      return "untrusted";
   }
   return "unknown";
 }
@@ -31,7 +33,7 @@ bool transition_allowed(Phase from, Phase to) {
   switch (from) {
     case Phase::lazy:
       return to == Phase::starting || to == Phase::failed || to == Phase::offline ||
-             to == Phase::disabled;
+             to == Phase::disabled || to == Phase::untrusted;
     case Phase::starting:
       return to == Phase::online || to == Phase::failed || to == Phase::offline;
     case Phase::online:
@@ -52,6 +54,7 @@ bool transition_allowed(Phase from, Phase to) {
       // operator's stop or the shutdown.
       return to == Phase::starting || to == Phase::failed || to == Phase::offline;
     case Phase::disabled:
+    case Phase::untrusted:
       return false;
   }
   return false;

@@ -7,7 +7,8 @@
 //     └──────▶ failed ◀─────┴────────────┘      (failed ──▶ starting | restarting)
 //   online ──▶ idle_stopped ──▶ starting | offline | failed
 //   any of the six above ──▶ offline ──▶ starting | failed
-//   disabled: set once, at construction, and final.
+//   disabled, untrusted: set once, at construction, and final (untrusted: a project file the
+//   operator has not approved defines it; config/trust_store.hpp).
 //
 // `failed` keeps its reason beside it (the downstream's last error); `restarting` is the
 // automatic restart after the child ended by itself (a backoff, then `starting` again);
@@ -29,7 +30,8 @@ enum class Phase {
   failed,
   offline,
   idle_stopped,
-  disabled
+  disabled,
+  untrusted
 };
 // The name health, the catalog and the CLI show (stable: scripts read it).
 std::string_view to_string(Phase phase);

@@ -2,6 +2,7 @@
 // server counted by status, and rows for one page of them, built in one pass over the servers
 // and one over the pending calls, so that a large fleet cannot stall the loop or overflow the
 // answer.
+#include "config/trust_store.hpp"
 #include "core/log.hpp"
 #include "core/wall_clock.hpp"
 #include "core/spawn.hpp"
@@ -124,6 +125,9 @@ void add_identity(const Downstream& d, std::string_view status, bj::object& row)
   row["protocol_version"] =
       d.protocol_version().empty() ? bj::value(nullptr) : bj::value(d.protocol_version());
   row["last_error"] = d.last_error().empty() ? bj::value(nullptr) : bj::value(d.last_error());
+  if (d.phase() == Phase::untrusted) {
+    row["next_step"] = config::approve_command(d.config().source_file);
+  }
   if (!d.failure_class().empty()) {
     row["failure_class"] = d.failure_class();
     if (d.failure_class() == "auth_required") {
@@ -141,15 +145,17 @@ void add_list_bounds(const SkippedEntries& skipped, bj::object& row) {
       {"prompts", &skipped.prompts_bounds},
       {"resources", &skipped.resources_bounds},
       {"resource_templates", &skipped.resource_templates_bounds}};
-  bj::object over_cap, texts_cut;
+  bj::object over_cap, texts_cut, withheld;
   bj::array pages_unread;
   for (const auto& [list, bounds] : lists) {
     over_cap[list] = bounds->over_cap;
     texts_cut[list] = bounds->texts_cut;
+    withheld[list] = bounds->withheld;  // by the operator's policy
     if (bounds->pages_unread) pages_unread.emplace_back(list);
   }
   row["list_entries_over_cap"] = std::move(over_cap);
   row["list_texts_cut"] = std::move(texts_cut);
+  row["list_entries_withheld"] = std::move(withheld);
   if (!pages_unread.empty()) row["list_pages_unread"] = std::move(pages_unread);
 }
 
@@ -229,6 +235,7 @@ bj::object Gateway::health(const HealthQuery& query) const {
     if (position < query.offset || servers.size() >= query.limit) continue;
     bj::object row = server_row(*d, status, oldest);
     reload_.add_to_row(*d, row);  // a configuration change waiting for it
+    results_.add_to_row(d->name(), row);  // redactions and output cuts
     servers.push_back(std::move(row));
   }
   auto uptime =
@@ -270,6 +277,8 @@ bj::object Gateway::health(const HealthQuery& query) const {
   out["servers"] = std::move(servers);
   out["audit"] = audit_.to_json(50);
   out["audit_dropped"] = audit_.dropped();
+  // The persistent audit log: active, its path, records written and dropped, write errors.
+  out["audit_log"] = audit_log_report(audit_log_.get(), options_.audit_off_reason);
   // Log lines sluice could not write (a stderr nobody reads, a full or slow log file).
   out["log"] = bj::object{{"lines_dropped", core::log::dropped()}};
   return out;

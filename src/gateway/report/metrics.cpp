@@ -152,6 +152,7 @@ std::string Gateway::metrics() const {
   header(out, "sluice_log_lines_dropped_total", "counter",
          "Log lines not written: the log's queue was full or its file or pipe took no more.");
   out += fmt::format("sluice_log_lines_dropped_total {}\n", core::log::dropped());
+  append_audit_log_metrics(out, audit_log_.get());
   return out;
 }
 

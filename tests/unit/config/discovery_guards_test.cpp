@@ -63,6 +63,7 @@ class DiscoveryGuards : public ::testing::Test {
     DiscoveryOptions o;
     o.cwd = project();
     o.home = home();
+    o.trust_project = true;  // about discovery, not trust (trust_store_test.cpp)
     return o;
   }
   TempDir root_;

@@ -64,6 +64,7 @@ class Discovery : public ::testing::Test {
     DiscoveryOptions o;
     o.cwd = project() / "src" / "deep";
     o.home = home();
+    o.trust_project = true;  // about discovery, not trust (trust_store_test.cpp)
     return o;
   }
 

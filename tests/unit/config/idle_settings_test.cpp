@@ -74,6 +74,7 @@ class IdleSettingsDiscovery : public ::testing::Test {
     DiscoveryOptions o;
     o.cwd = project();
     o.home = home();
+    o.trust_project = true;  // about discovery, not trust (trust_store_test.cpp)
     return o;
   }
 

@@ -259,6 +259,7 @@ class PolicyDiscovery : public ::testing::Test {
     DiscoveryOptions o;
     o.cwd = project();
     o.home = home();
+    o.trust_project = true;  // about discovery, not trust (trust_store_test.cpp)
     return o;
   }
 

@@ -13,13 +13,14 @@ namespace {
 
 constexpr Phase kAll[] = {Phase::lazy,    Phase::starting,     Phase::online,
                           Phase::restarting, Phase::failed, Phase::offline,
-                          Phase::idle_stopped, Phase::disabled};
+                          Phase::idle_stopped, Phase::disabled, Phase::untrusted};
 
 // Every move between two different phases that a downstream makes, and nothing else.
 const std::set<std::pair<Phase, Phase>>& legal_moves() {
   static const std::set<std::pair<Phase, Phase>> moves = {
       {Phase::lazy, Phase::starting},         {Phase::lazy, Phase::failed},
-      {Phase::lazy, Phase::offline},          {Phase::lazy, Phase::disabled},         {Phase::starting, Phase::online},
+      {Phase::lazy, Phase::offline},          {Phase::lazy, Phase::disabled},
+      {Phase::lazy, Phase::untrusted},         {Phase::starting, Phase::online},
       {Phase::starting, Phase::failed},       {Phase::starting, Phase::offline},
       {Phase::online, Phase::restarting},     {Phase::online, Phase::failed},
       {Phase::online, Phase::offline},        {Phase::restarting, Phase::starting},
@@ -61,6 +62,9 @@ PhaseMachine machine_in(Phase target) {
     case Phase::disabled:
       path = {Phase::disabled};
       break;
+    case Phase::untrusted:
+      path = {Phase::untrusted};
+      break;
   }
   for (Phase p : path) EXPECT_TRUE(m.transition(p));
   EXPECT_EQ(m.phase(), target);
@@ -96,6 +100,14 @@ TEST(DownstreamPhase, AnIllegalMoveIsRefusedAndThePhaseStays) {
       EXPECT_EQ(m.phase(), from);
     }
   }
+}
+
+// Untrusted (a project file not approved) is set at construction and final: nothing starts it.
+TEST(DownstreamPhase, AnUntrustedServerNeverLeavesItsPhase) {
+  for (Phase to : kAll) {
+    EXPECT_EQ(transition_allowed(Phase::untrusted, to), to == Phase::untrusted) << to_string(to);
+  }
+  EXPECT_EQ(to_string(Phase::untrusted), "untrusted");
 }
 
 TEST(DownstreamPhase, AServerThatWasNeverOnlineCannotBecomeOnlineWithoutStarting) {

@@ -109,7 +109,7 @@ TEST(TokenStore, AFileOthersCanReadIsRefusedWithoutItsContent) {
   ASSERT_EQ(::chmod(store.file().c_str(), 0644), 0);
   auto loaded = store.load("remote", "fp");
   ASSERT_FALSE(loaded);
-  EXPECT_THAT(loaded.error().message, HasSubstr("readable by others"));
+  EXPECT_THAT(loaded.error().message, HasSubstr("chmod 600"));
   EXPECT_THAT(loaded.error().message, Not(HasSubstr(std::string(kSecret))));
 }
 

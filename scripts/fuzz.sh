@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target of a fuzz build directory (see docs/fuzzing.md) for a bounded
+# time, over a copy of its committed seed corpus (tests/fuzz/corpus/<name>/ is never
+# written), with its dictionary when there is one. Fails on the first target that finds a
+# crash, a leak, UB, a timeout or an out-of-memory; the input is kept in the work directory
+# and its path printed. Prints the executions of each target.
+#   scripts/fuzz.sh BUILD_DIR [SECONDS_PER_TARGET] [TARGET...]
+set -euo pipefail
+
+build=${1:?usage: scripts/fuzz.sh BUILD_DIR [SECONDS] [TARGET...]}
+seconds=${2:-45}
+shift $(($# < 2 ? $# : 2))
+source_dir=$(cd "$(dirname "$0")/.." && pwd)
+fuzz_dir=$source_dir/tests/fuzz
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  for src in "$fuzz_dir"/*_fuzz.cpp; do
+    name=$(basename "$src" _fuzz.cpp)
+    targets+=("$name")
+  done
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sluice-fuzz.XXXXXX")
+summary=()
+for name in "${targets[@]}"; do
+  binary=$build/tests/fuzz/fuzz_$name
+  [[ -x $binary ]] || { echo "fuzz.sh: $binary is not built" >&2; exit 2; }
+  mkdir -p "$work/$name/corpus" "$work/$name/artifacts"
+  cp -r "$fuzz_dir/corpus/$name/." "$work/$name/corpus/"
+  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+        -artifact_prefix="$work/$name/artifacts/")
+  [[ -f $fuzz_dir/$name.dict ]] && args+=(-dict="$fuzz_dir/$name.dict")
+  echo "fuzz.sh: $name for ${seconds}s" >&2
+  if ! "$binary" "${args[@]}" "$work/$name/corpus" >"$work/$name/log" 2>&1; then
+    tail -n 60 "$work/$name/log" >&2
+    echo "fuzz.sh: $name FAILED; the input is in $work/$name/artifacts/" >&2
+    exit 1
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$name/log")
+  summary+=("$name: ${runs:-?} executions in ${seconds}s")
+done
+printf 'fuzz.sh: %s\n' "${summary[@]}"
+rm -rf "$work"
