@@ -171,6 +171,9 @@ bool same_origin(std::string_view a, std::string_view b);
 // Whether `url`'s host is a loopback address or "localhost" (plain http:// is allowed to
 // those only unless the server entry says otherwise).
 bool is_loopback_url(std::string_view url);
+// Whether `url` is an absolute http:// or https:// URL sluice can connect to: a host, a valid
+// port, and no user:password@ (credentials go in headers).
+bool is_usable_http_url(std::string_view url);
 // Whether `url` is an absolute https:// URL.
 bool is_https_url(std::string_view url);
 

@@ -1,6 +1,6 @@
 // What the HTTP client works out before it connects: the URL (Boost.URL), the request head, the
 // response's kind; and the helpers of http_client.hpp that need no connection: field,
-// redirect_target, same_origin, is_loopback_url.
+// redirect_target, same_origin, is_loopback_url, is_usable_http_url.
 #include "transport/http_url.hpp"
 
 #include "transport/http_client.hpp"
@@ -187,6 +187,8 @@ bool is_loopback_url(std::string_view url) {
   auto address = boost::asio::ip::make_address(parsed->host, ec);
   return !ec && address.is_loopback();
 }
+
+bool is_usable_http_url(std::string_view url) { return parse_http_url(url).has_value(); }
 
 bool is_https_url(std::string_view url) {
   auto parsed = parse_http_url(url);

@@ -138,6 +138,11 @@ core::Result<std::unique_ptr<DownstreamTransport>> Downstream::open_transport() 
   // The one place a server's process or connection is opened: an untrusted one never is.
   if (config_.untrusted) return core::Error{disabled_reason_};
   if (const auto* remote = std::get_if<config::RemoteServer>(&config_.transport)) {
+    if (!transport::is_usable_http_url(remote->url)) {
+      return core::Error{
+          "its url is not one sluice can connect to: an http:// or https:// URL with a host "
+          "and a valid port, without user:password@ (credentials go in \"headers\")"};
+    }
     if (!remote->allow_http && !transport::is_https_url(remote->url) &&
         !transport::is_loopback_url(remote->url)) {
       return core::Error{

@@ -564,6 +564,16 @@ TEST(HttpUrl, HttpsIsTheSchemeInAnyCaseOfAnAbsoluteUrl) {
   }
 }
 
+TEST(HttpUrl, AUsableUrlIsHttpOrHttpsWithAHostAndNoCredentials) {
+  for (auto url : {"http://127.0.0.1:3000/mcp", "https://a.example/", "http://[::1]/"}) {
+    EXPECT_TRUE(is_usable_http_url(url)) << url;
+  }
+  for (auto url : {"http://user:pw@127.0.0.1/", "https://token@a.example/", "ftp://a.example/",
+                   "http://127.0.0.1:99999/", "http:///mcp", ""}) {
+    EXPECT_FALSE(is_usable_http_url(url)) << url;
+  }
+}
+
 TEST(HttpUrl, FieldsAreFoundIgnoringCase) {
   HttpFields fields{{"Content-Type", "a"}, {"content-type", "b"}};
   EXPECT_EQ(field(fields, "CONTENT-TYPE"), "a");
