@@ -148,6 +148,7 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
   if (!d) {
     if (std::string why = access.denial(config::Subject::servers, {}, server); !why.empty()) {
       r.refusal = withheld_refusal(fmt::format("server {}", core::show_name(server)), why);
+      r.withheld.emplace(core::show_name(server), core::show_name(tool_name));
       co_return r;
     }
     r.refusal = fmt::format(
@@ -162,6 +163,7 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
     if (std::string why = access.denial(config::Subject::tools, d->name(), tool_name);
         !why.empty()) {
       r.refusal = withheld_refusal(d->name() + "::" + core::show_name(tool_name), why);
+      r.withheld.emplace(d->name(), core::show_name(tool_name));
       co_return r;
     }
   }
@@ -178,6 +180,7 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
     if (std::string why = access.denial(config::Subject::tools, d->name(), tool_name);
         !why.empty()) {
       r.refusal = withheld_refusal(d->name() + "::" + core::show_name(tool_name), why);
+      r.withheld.emplace(d->name(), core::show_name(tool_name));
       co_return r;
     }
     std::vector<std::string_view> tool_names;

@@ -25,10 +25,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sluice::gateway {
@@ -39,6 +41,9 @@ struct ResolvedTool {
   Downstream* server = nullptr;
   const ToolEntry* tool = nullptr;
   std::string refusal;
+  // Set when the operator's policy withholds the tool or its server: the server and tool
+  // names (as core::show_name shows them) for the audit record of the refusal.
+  std::optional<std::pair<std::string, std::string>> withheld = std::nullopt;
 };
 
 class Fleet {

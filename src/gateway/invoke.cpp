@@ -166,11 +166,21 @@ InvokeOutcome guarded(InvokeOutcome answer, const mcp::Reply& reply, ResultGuard
   return answer;
 }
 
+// The refusal of a tool id that did not resolve; one the operator's policy withholds is a
+// governance action, recorded in the audit (names only).
+std::string audited(AuditRing& audit, const ResolvedTool& resolved, const std::string& client) {
+  if (resolved.withheld) {
+    audit.record({"refusal", client, resolved.withheld->first, resolved.withheld->second,
+                  "withheld by policy", -1, 0});
+  }
+  return resolved.refusal;
+}
+
 }  // namespace
 
 asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   ResolvedTool resolved = co_await fleet_.resolve_tool(request.tool_id, Fleet::Need::online);
-  if (!resolved.server) co_return refuse(resolved.refusal);
+  if (!resolved.server) co_return refuse(audited(audit_, resolved, request.client_label));
   Downstream* d = resolved.server;
   const config::GatewayPolicy& policy = config_->policy;
   const std::chrono::milliseconds timeout = call_timeout(*d, request.timeout);

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -113,6 +116,19 @@ TEST_F(Policy, ADeniedToolIsAbsentFromSearchAndDescribeAndRefusedWithTheRule) {
   EXPECT_FALSE(is_error(ok));
   EXPECT_EQ(text_of(ok), "still here");
   EXPECT_EQ(server_row("fx").at("list_entries_withheld").at("tools"), 2);
+}
+
+TEST_F(Policy, ARefusedCallIsARefusalInTheAuditLogWithNamesAndNoArguments) {
+  start("\"fx\":" + fx(), R"({"policy":{"deny":{"tools":["fx::add"]}}})");
+  EXPECT_TRUE(is_error(invoke("fx::add", R"({"a":"AUDIT-SENTINEL-77","b":2})")));
+  expect_clean_exit(*sluice_);  // the writer drains at shutdown
+  sluice_.reset();
+  std::ifstream in(dir_.path() / ".local/state/sluice/audit.jsonl");
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(log, R"("kind":"refusal","client":"stdio","server":"fx","tool":"add",)"
+                            R"("outcome":"withheld by policy")"))
+      << log;
+  EXPECT_FALSE(contains(log, "AUDIT-SENTINEL-77"));
 }
 
 TEST_F(Policy, ADeniedToolIsAbsentFromTheAggregateListingAndRefusedThere) {
