@@ -6,7 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 45
 CMAKE_FLAGS ?=
 
-.PHONY: all deps deps-test configure build demo test test-release test-asan build-asan build-fuzz test-fuzz bench format lint clean
+.PHONY: all deps deps-test configure build demo test test-release test-asan build-asan build-fuzz test-fuzz bench package format lint clean
 
 all: build
 
@@ -18,6 +18,9 @@ deps:
 deps-test:
 	@bash scripts/bootstrap.sh --with-node
 	@cd tests/e2e && if [ ! -f node_modules/.package-lock.json ] || \
+	  [ package-lock.json -nt node_modules/.package-lock.json ]; then \
+	  npm ci --no-audit --no-fund; fi
+	@cd tests/clients && if [ ! -f node_modules/.package-lock.json ] || \
 	  [ package-lock.json -nt node_modules/.package-lock.json ]; then \
 	  npm ci --no-audit --no-fund; fi
 
@@ -59,6 +62,11 @@ build-fuzz:
 test-fuzz: build-fuzz
 	cd $(FUZZ_BUILD) && ctest --output-on-failure -j$(JOBS) -L fuzz --timeout 600
 	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The Debian package: $(BUILD)/sluice_<version>_<arch>.deb (packaging/, docs/install.md).
+package: configure
+	cmake --build $(BUILD) --target sluice sluice_docs -j$(JOBS)
+	cd $(BUILD) && cpack -G DEB
 
 bench: build
 	$(BUILD)/bench/sluice_bench

@@ -7,11 +7,13 @@ packages=(build-essential cmake pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libssl-dev libsqlite3-dev
   libyaml-cpp-dev libre2-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libstemmer-dev wordnet-dev wordnet-base)
+  libstemmer-dev wordnet-dev wordnet-base
+  libtomlplusplus-dev help2man)
 # --with-node: what the tests need beyond the build. Debian's json-schema-test-suite carries the
 # JSON-Schema-Test-Suite's draft7 cases for tests/unit/schema/schema_suite_test.cpp.
 if [[ "${1:-}" == "--with-node" ]]; then
-  packages+=(json-schema-test-suite)
+  # systemd and man-db: the package test (systemd-analyze verify of the unit, man -l).
+  packages+=(json-schema-test-suite systemd man-db)
   if ! command -v node >/dev/null 2>&1; then packages+=(nodejs npm); fi
 fi
 # --with-fuzz: clang-15 for the fuzz targets of tests/fuzz (`make test-fuzz`); libFuzzer and

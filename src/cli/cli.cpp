@@ -4,8 +4,16 @@
 
 #include "cli/audit_setup.hpp"
 #include "cli/demo_server.hpp"
+#include "cli/doctor.hpp"
+#include "cli/help.hpp"
+#include "cli/import.hpp"
+#include "cli/init.hpp"
+#include "cli/logs.hpp"
+#include "cli/run_log.hpp"
 #include "cli/secrets.hpp"
 #include "cli/serve.hpp"
+#include "cli/setup.hpp"
+#include "cli/status.hpp"
 #include "cli/trust.hpp"
 #include "cli/usage.hpp"
 
@@ -16,6 +24,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -50,7 +59,9 @@ void add_common(CLI::App& app, CommonOptions& o) {
                "they have listed them in this run");
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error or off")
       ->capture_default_str();
-  app.add_option("--log-file", o.log_file, "Append logs to this file instead of stderr")
+  app.add_option("--log-file", o.log_file,
+                 "Append logs to this file instead of stderr (a gateway: instead of its file "
+                 "in the state directory's logs folder)")
       ->type_name("FILE");
   app.add_option("--max-message-bytes", o.limits.max_message_bytes,
                  "Largest JSON-RPC message accepted")
@@ -118,6 +129,12 @@ struct CommandLine {
   CLI::App* demo_server = nullptr;
   SecretsLine secrets;
   TrustLine trust;
+  StatusLine status;
+  DoctorLine doctor;
+  InitLine init;
+  LogsLine logs;
+  SetupLine setup;
+  ImportLine import;
 };
 
 // The options of sluice without a command, which serves over stdio.
@@ -125,6 +142,7 @@ void add_gateway_options(CLI::App& app, CommandLine& cl) {
   add_common(app, cl.common);
   add_audit_option(app, cl.common);
   add_trust_project_flag(app, cl.common);
+  add_run_log_options(app, cl.common);
   app.add_option("--expose", cl.expose,
                  "What the client sees: meta (the gateway.* meta-tools), all (every downstream "
                  "tool as server__tool), or meta,all")
@@ -202,6 +220,7 @@ void add_serve(CLI::App& app, CommandLine& cl) {
   add_common(serve, cl.serve_opts);
   add_audit_option(serve, cl.serve_opts);
   add_trust_project_flag(serve, cl.serve_opts);
+  add_run_log_options(serve, cl.serve_opts);
   serve.add_option("--expose", cl.expose, "What the client sees: meta, all, or meta,all")
       ->check(one_of({"meta", "all", "meta,all", "all,meta"}));
   serve.add_flag("--passthrough", cl.passthrough,
@@ -211,6 +230,13 @@ void add_serve(CLI::App& app, CommandLine& cl) {
       ->check(one_of({"stdio", "http"}))
       ->capture_default_str();
   add_http_options(serve, cl.http, cl.serve_opts.limits);
+  set_examples(serve,
+               {{"sluice serve", "MCP over stdio, as a client starts it (the same as `sluice`)"},
+                {"sluice serve --expose all", "Every downstream tool listed as server__tool"},
+                {"SLUICE_AUTH_TOKEN=$(cat token) sluice serve --transport http",
+                 "Streamable HTTP on 127.0.0.1:3344/mcp, for clients that send the token"},
+                {"sluice serve --transport http --port 0 --port-file port",
+                 "Any free port, written to the file `port` once listening"}});
 }
 
 // The one-shot commands log warnings only unless --log-level says otherwise: their output
@@ -229,6 +255,10 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
                   "Call timeout (default: the server's timeoutMs, else the default call "
                   "timeout)")
       ->check(CLI::Range(1000, 86400000));
+  set_examples(call, {{"sluice call github::search_issues --args '{\"query\": \"crash\"}'",
+                       "Start the server, call the tool, print its text (exit 1 if isError)"},
+                      {"sluice call fs::read_file --args '{\"path\": \"a.txt\"}' --json",
+                       "Print the raw MCP result, byte-exact"}});
 
   cl.servers_opts.log_level = "warn";
   cl.servers = app.add_subcommand("servers", "List configured servers, their source and status");
@@ -236,6 +266,10 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   add_trust_project_flag(*cl.servers, cl.servers_opts);
   cl.servers->add_flag("--json", cl.servers_json, "Print JSON");
   cl.servers->add_flag("--probe", cl.probe, "Start each server, list its tools, report, stop it");
+  set_examples(*cl.servers,
+               {{"sluice servers", "Each server, the file it comes from, whether it may run"},
+                {"sluice servers --probe", "Start each one, count its tools, stop it"},
+                {"sluice servers --json", "The same as JSON"}});
 
   cl.index_opts.log_level = "warn";
   cl.index = app.add_subcommand(
@@ -244,6 +278,8 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   add_trust_project_flag(*cl.index, cl.index_opts);
   cl.index->add_option("servers", cl.index_servers, "Only these servers")->type_name("SERVER");
   cl.index->add_flag("--json", cl.index_json, "Print a JSON summary");
+  set_examples(*cl.index, {{"sluice index", "List every enabled server's tools into the cache"},
+                           {"sluice index github fs --json", "Only these two; a JSON summary"}});
 
   cl.auth_opts.log_level = "warn";
   cl.auth = app.add_subcommand("auth", "OAuth for protected remote servers");
@@ -254,12 +290,18 @@ void add_one_shot_commands(CLI::App& app, CommandLine& cl) {
   cl.auth_login->add_option("server", cl.auth_server, "The remote server")
       ->type_name("SERVER")
       ->required();
+  set_examples(*cl.auth_login,
+               {{"sluice auth login tracker",
+                 "Open the browser to authorize the remote server `tracker`; its tokens are "
+                 "stored in the state directory"}});
+  set_examples(*cl.auth, {{"sluice auth login tracker", "Authorize a protected remote server"}});
 }
 
 void add_demo_commands(CLI::App& app, CommandLine& cl) {
   cl.demo = app.add_subcommand("demo", "A guided tour: a real MCP client drives sluice");
   cl.demo_server = app.add_subcommand("demo-server", "The built-in demo downstream (stdio)");
   cl.demo_server->group("");  // internal: started by `sluice demo`
+  set_examples(*cl.demo, {{"sluice demo", "Needs no configuration and changes nothing"}});
 }
 
 // Parses the command line; the exit code when it ends here (--help, --version, a usage
@@ -293,6 +335,12 @@ int dispatch(CommandLine& cl, const char* argv0) {
   if (*cl.auth_login) return auth_login(cl.auth_opts, cl.auth_server);
   if (std::optional<int> done = run_secrets_command(cl.secrets)) return *done;
   if (std::optional<int> done = run_trust_command(cl.trust)) return *done;
+  if (std::optional<int> done = run_status_command(cl.status)) return *done;
+  if (std::optional<int> done = run_doctor_command(cl.doctor)) return *done;
+  if (std::optional<int> done = run_init_command(cl.init)) return *done;
+  if (std::optional<int> done = run_logs_command(cl.logs)) return *done;
+  if (std::optional<int> done = run_setup_command(cl.setup)) return *done;
+  if (std::optional<int> done = run_import_command(cl.import)) return *done;
   if (*cl.demo) return run_demo(self_path(argv0));
   if (*cl.demo_server) return run_demo_server();
   CommonOptions& chosen = *cl.serve ? cl.serve_opts : cl.common;
@@ -307,6 +355,7 @@ int dispatch(CommandLine& cl, const char* argv0) {
 
 int run(int argc, char** argv) {
   CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
+  app.formatter(std::make_shared<HelpFormatter>());  // before any command: they copy it
   app.set_version_flag("--version", std::string("sluice ") + core::kVersion);
   app.require_subcommand(0, 1);
   // Arguments nobody takes are kept, not turned into an error text that repeats them: the
@@ -320,6 +369,21 @@ int run(int argc, char** argv) {
   add_demo_commands(app, cl);
   add_secrets_command(app, cl.secrets);
   add_trust_command(app, cl.trust);
+  add_status_command(app, cl.status);
+  add_doctor_command(app, cl.doctor);
+  add_common(*cl.doctor.command, cl.doctor.options);
+  add_init_command(app, cl.init);
+  add_logs_command(app, cl.logs);
+  add_setup_command(app, cl.setup);
+  add_import_command(app, cl.import);
+  // Last: a command made after this would copy the top level's examples.
+  set_examples(app, {{"sluice", "Serve MCP over stdio: what a client runs"},
+                     {"sluice init", "Write a starter user config"},
+                     {"sluice servers", "What is configured, and from where"},
+                     {"sluice call fs::read_file --args '{\"path\": \"a.txt\"}'",
+                      "Call one tool from the shell"},
+                     {"sluice serve --transport http", "Serve Streamable HTTP on 127.0.0.1:3344"},
+                     {"sluice COMMAND --help", "A command's options and examples"}});
   if (std::optional<int> done = parse_command_line(app, cl, argc, argv)) return *done;
   return dispatch(cl, argv[0]);
 }

@@ -1,5 +1,6 @@
 #include "cli/secrets.hpp"
 
+#include "cli/help.hpp"
 #include "cli/serve.hpp"
 #include "cli/usage.hpp"
 #include "config/secrets_store.hpp"
@@ -203,6 +204,16 @@ void add_secrets_command(CLI::App& app, SecretsLine& line) {
   line.list->add_flag("--json", line.json, "Print JSON");
   line.rm = secrets->add_subcommand("rm", "Remove a secret");
   line.rm->add_option("name", line.name, "The secret's name")->required()->type_name("NAME");
+  set_examples(*line.set, {{"sluice secrets set GITHUB_TOKEN",
+                            "Type the value (not echoed); ${GITHUB_TOKEN} in a server's env or "
+                            "headers then reads it"},
+                           {"gh auth token | sluice secrets set GITHUB_TOKEN",
+                            "The value from another command's output"}});
+  set_examples(*line.list, {{"sluice secrets list", "The names, one a line"},
+                            {"sluice secrets list --json", "The names as JSON"}});
+  set_examples(*line.rm, {{"sluice secrets rm GITHUB_TOKEN", "Forget that secret"}});
+  set_examples(*secrets, {{"sluice secrets set GITHUB_TOKEN", "Save a value from stdin"},
+                          {"sluice secrets list", "Show the names"}});
 }
 
 std::optional<int> run_secrets_command(const SecretsLine& line) {

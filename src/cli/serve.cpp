@@ -1,6 +1,8 @@
 #include "cli/serve.hpp"
 
 #include "cli/audit_setup.hpp"
+#include "cli/run_log.hpp"
+#include "cli/run_registration.hpp"
 #include "cli/secrets.hpp"
 #include "cli/shutdown.hpp"
 #include "config/discovery.hpp"
@@ -51,7 +53,8 @@ bool setup_logging(const CommonOptions& options) {
     print_err("sluice: --log-level must be one of trace, debug, info, warn, error, off");
     return false;
   }
-  if (std::string why = core::log::configure(*level, options.log_file); !why.empty()) {
+  const core::log::Output output{.file = options.log_file, .to_stderr = options.log_file.empty()};
+  if (std::string why = core::log::configure(*level, output); !why.empty()) {
     print_err("sluice: cannot write the --log-file: " + why);
     return false;
   }
@@ -75,6 +78,11 @@ std::shared_ptr<const config::GatewayConfig> load_config(
   d.self = core::executable_of(0);  // an entry that starts sluice itself is skipped
   std::vector<std::string> store_warnings;
   d.getenv = variable_lookup(store_warnings);  // the environment, then the secrets store
+  d.user_config = config::user_config_file_of(
+      [](std::string_view name) -> std::optional<std::string> {
+        const char* value = std::getenv(std::string(name).c_str());
+        return value ? std::optional<std::string>(value) : std::nullopt;
+      });
   config::GatewayConfig config = config::discover(d);
   config.warnings.insert(config.warnings.end(), store_warnings.begin(), store_warnings.end());
   // Flags win over the files' "sluice" settings.
@@ -160,8 +168,9 @@ namespace {
 // A serving gateway's options: those of every command, and live configuration (the same
 // discovery again, flags applied as at start; --trust-project trusts the first bytes only).
 gateway::GatewayOptions serving_options(const CommonOptions& options,
-                                        const config::GatewayConfig& first) {
+                                        const config::GatewayConfig& first, RunRegistration& run) {
   gateway::GatewayOptions o = gateway_options(options);
+  o.on_client_info = run.client_recorder();  // the clients `sluice status` shows
   o.rediscover = [options, pinned = first.project_trust] { return load_config(options, pinned); };
   return o;
 }
@@ -184,10 +193,12 @@ int serve_stdio(const CommonOptions& options) {
 
   auto config = load_config(options);
   if (!servable(options, *config)) return 2;
+  open_run_log(options, Service::stdio);  // after the startup checks: they went to stderr
   announce_run_trust(options, *config, true);
   asio::io_context io;
+  RunRegistration run;  // the registry entry and status socket of `sluice status`
   gateway::Gateway gw(io, config,
-                      with_audit_log(serving_options(options, *config), options, *config));
+                      with_audit_log(serving_options(options, *config, run), options, *config));
 
   mcp::SessionOptions session_options;
   session_options.label = "stdio";
@@ -204,9 +215,11 @@ int serve_stdio(const CommonOptions& options) {
       [&] {
         stream->close();
         session->detach();
+        run.close();
       });
   stream->start(session, [&] { shutdown.stop("the client closed the connection"); });
   gw.start();
+  run.publish(io, gw, RunRegistration::Where{state_dir_of(options), "stdio", "", 0, false});
   core::log::info("sluice {} serving {} server(s) over stdio", gw.options().version,
                   gw.fleet().servers().size());
   io.run();
@@ -346,10 +359,12 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   process::become_subreaper();
   auto config = load_config(options);
   if (!servable(options, *config)) return 2;
+  open_run_log(options, Service::http);  // after the lock and the startup checks
   announce_run_trust(options, *config, true);
   asio::io_context io;
+  RunRegistration run;  // the registry entry and status socket of `sluice status`
   gateway::Gateway gw(io, config,
-                      with_audit_log(serving_options(options, *config), options, *config));
+                      with_audit_log(serving_options(options, *config, run), options, *config));
   std::shared_ptr<transport::HttpServer> server;
   server = transport::HttpServer::create(io, *listen, gateway_hooks(gw, server), gw.limits());
   auto port = server->listen();
@@ -362,9 +377,16 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   // Invariant C7 for every session: the listener closes and every session's calls are
   // cancelled.
   OrderlyShutdown shutdown(
-      io, gw, gw.policy().drain_bound, [&] { server->stop(); }, [&] { server->release_retired(); });
+      io, gw, gw.policy().drain_bound, [&] { server->stop(); },
+      [&] {
+        server->release_retired();
+        run.close();
+      });
   server->start();
   gw.start();
+  run.publish(io, gw,
+              RunRegistration::Where{state_dir_of(options), "http", listen->host, *port,
+                                     !listen->auth_token.empty()});
   const std::string& host = listen->host;
   core::log::info("sluice {} serving {} server(s) on http://{}:{}/mcp", gw.options().version,
                   gw.fleet().servers().size(),

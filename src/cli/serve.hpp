@@ -19,6 +19,10 @@ struct CommonOptions {
   std::string project;               // --project
   std::string log_level = "info";
   std::string log_file;
+  // Serving gateways (run_log.hpp): --log-stderr, and the hidden --log-max-bytes (0: the
+  // default, kLogMaxBytes).
+  bool log_stderr = false;
+  std::uint64_t log_max_bytes = 0;
   bool no_discover = false;  // read only the --config files
   bool expose_meta = true;   // --expose meta (default)
   bool expose_all = false;   // --expose all

@@ -1,5 +1,6 @@
 #include "cli/trust.hpp"
 
+#include "cli/help.hpp"
 #include "config/discovery.hpp"
 #include "config/mcp_json.hpp"
 #include "config/trust_store.hpp"
@@ -217,6 +218,15 @@ void add_trust_command(CLI::App& app, TrustLine& line) {
   line.revoke = trust->add_subcommand("revoke", "Withdraw the approval of a file");
   line.revoke->add_option("path", line.path, "The approved file")->required()->type_name("PATH");
   add_place_options(*line.revoke, line.options);
+  set_examples(*line.list, {{"sluice trust list", "Approved files, and the project file if pending"},
+                            {"sluice trust list --json", "The same as JSON"}});
+  set_examples(*line.approve,
+               {{"sluice trust approve", "Review and approve this project's .mcp.json"},
+                {"sluice trust approve ~/src/app/.mcp.json", "Approve that file"}});
+  set_examples(*line.revoke,
+               {{"sluice trust revoke ~/src/app/.mcp.json", "Its servers no longer run"}});
+  set_examples(*trust, {{"sluice trust approve", "Let this project's servers run"},
+                        {"sluice trust list", "What is approved"}});
 }
 
 void add_trust_project_flag(CLI::App& command, CommonOptions& options) {

@@ -1,5 +1,6 @@
 #include "config/discovery.hpp"
 
+#include "config/secrets_store.hpp"
 #include "config/trust_store.hpp"
 #include "core/display.hpp"
 
@@ -171,7 +172,7 @@ class Merger {
     if (!operator_file && file.has_operator_settings) {
       out_.warnings.push_back(fmt::format(
           "config file {}: its \"sluice\" settings are ignored (operator settings come only "
-          "from ~/.mcp.json, ~/.claude/.mcp.json, --config files and flags)",
+          "from sluice's user file, ~/.mcp.json, ~/.claude/.mcp.json, --config files and flags)",
           core::display_safe(candidate.path.string())));
     }
     for (ServerConfig& server : file.servers) {
@@ -275,6 +276,9 @@ std::vector<Candidate> candidates_of(const DiscoveryOptions& options, const fs::
   if (project_dir && options.search) {
     candidates.push_back({*project_dir / kFileName, Origin::project});
   }
+  if (!options.user_config.empty() && options.search) {
+    candidates.push_back({normalized(options.user_config, base), Origin::user});
+  }
   if (home && options.search) {
     candidates.push_back({*home / kFileName, Origin::user});
     candidates.push_back({*home / ".claude" / kFileName, Origin::user});
@@ -295,6 +299,11 @@ std::vector<Candidate> candidates_of(const DiscoveryOptions& options, const fs::
 }
 
 }  // namespace
+
+fs::path user_config_file_of(const EnvLookup& getenv) {
+  const fs::path dir = secrets_dir_of(getenv);
+  return dir.empty() ? fs::path() : dir / "mcp.json";
+}
 
 std::optional<fs::path> find_project_dir(const fs::path& cwd, const std::optional<fs::path>& home) {
   std::error_code ec;

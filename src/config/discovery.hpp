@@ -4,7 +4,9 @@
 // Contract: discover() reads, in this order,
 //   1. the project file `<project>/.mcp.json`: <project> is --project when given, else
 //      find_project_dir(cwd, home); no project, no project file;
-//   2. `~/.mcp.json`, then `~/.claude/.mcp.json` (when a home is given);
+//   2. sluice's own user file (DiscoveryOptions::user_config, $XDG_CONFIG_HOME/sluice/mcp.json:
+//      what `sluice init`, `import` and `setup --import` write), then `~/.mcp.json`, then
+//      `~/.claude/.mcp.json` (when a home is given);
 //   3. each --config file, in the order given.
 // With `search` false (--no-discover) only step 3 runs; project_dir is still determined.
 // A file reached twice (same file after resolving symlinks) is read once, at its first place.
@@ -43,6 +45,8 @@ struct DiscoveryOptions {
   std::filesystem::path cwd;                            // walk-up start; empty: getcwd
   std::optional<std::filesystem::path> home;            // $HOME; nullopt or empty: none
   std::vector<std::filesystem::path> explicit_configs;  // --config, repeatable
+  // sluice's own user-level file (user_config_file_of()); empty: none.
+  std::filesystem::path user_config;
   EnvLookup getenv;                                     // for ${VAR}; empty: nothing set
   std::size_t max_file_bytes = kMaxConfigFileBytes;
   // False (`--no-discover`): read only explicit_configs, no project or user files.
@@ -64,6 +68,12 @@ struct DiscoveryOptions {
 };
 
 GatewayConfig discover(const DiscoveryOptions& options);
+
+// sluice's own user-level config file: `mcp.json` in $XDG_CONFIG_HOME/sluice (when absolute),
+// else in ~/.config/sluice; empty when neither variable is set. Not `~/.mcp.json`: a client
+// started in the home directory would take that as its project file and run the servers
+// moved behind sluice a second time.
+std::filesystem::path user_config_file_of(const EnvLookup& getenv);
 
 // The project directory for a working directory: the nearest of `cwd` and its ancestors that
 // holds a `.mcp.json` or a `.git` (a folder, or a file as in a git worktree). The walk stops

@@ -22,6 +22,8 @@
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace sluice::core::log {
 namespace {
@@ -70,30 +72,40 @@ bool is_socket(int fd) {
   return fd >= 0 && ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-// The writer thread's sink: writes each line whole or drops it, waiting at most kWriteWait
-// for room and not at all while the previous line was dropped, and reports the drops (its
-// own and the queue's overruns) in one line once a write succeeds again.
-class NonBlockingSink final : public spdlog::sinks::sink {
+// Non-blocking: a FIFO nobody reads neither blocks the open nor, later, a write.
+int open_log_file(const std::string& path, bool no_follow) {
+  return ::open(path.c_str(),
+                O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY |
+                    (no_follow ? O_NOFOLLOW : 0),
+                0600);
+}
+
+// One place lines go, used by the writer thread (under the sink's lock): an fd of its own,
+// written a line at a time, whole or dropped, waiting at most kWriteWait for room and not at
+// all while its previous line was dropped. Once a write succeeds again it first reports in one
+// line how many lines it lost (its own drops and the queue's overruns). A regular file with a
+// rotation is rotated by size before the line that would take it past its bound.
+class Target {
  public:
-  explicit NonBlockingSink(int fd) : fd_(fd), socket_(is_socket(fd)) {}
-  ~NonBlockingSink() override {
+  Target(int fd, std::string path, const Output& rotation, std::uint64_t overruns)
+      : fd_(fd), socket_(is_socket(fd)), path_(std::move(path)), reported_(overruns) {
+    struct stat st {};
+    if (rotation.max_bytes > 0 && !path_.empty() && ::fstat(fd_, &st) == 0 &&
+        S_ISREG(st.st_mode)) {
+      max_bytes_ = rotation.max_bytes;
+      keep_ = rotation.keep;
+      size_ = static_cast<std::uint64_t>(st.st_size);
+    }
+  }
+  ~Target() {
     if (fd_ >= 0) ::close(fd_);
   }
+  Target(const Target&) = delete;
+  Target& operator=(const Target&) = delete;
 
-  void set_pool(spdlog::details::thread_pool* pool) { pool_ = pool; }
-  void retarget(int fd) {
-    std::lock_guard lock(mu_);
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-    socket_ = is_socket(fd);
-    stalled_ = false;
-    mid_line_ = false;
-  }
-
-  void log(const spdlog::details::log_msg& msg) override {
-    std::lock_guard lock(mu_);
-    const std::uint64_t lost = dropped_.load(std::memory_order_relaxed) + overruns();
-    const std::uint64_t unreported = lost - reported_;
+  // Writes `line`; false when it was dropped.
+  bool write(std::string_view line, std::uint64_t overruns) {
+    const std::uint64_t unreported = dropped_ + overruns - reported_;
     std::string out;
     if (mid_line_) out += '\n';  // a line cut short by a failed write ends here
     if (unreported > 0) {
@@ -103,42 +115,39 @@ class NonBlockingSink final : public spdlog::sinks::sink {
                                      unreported));
     }
     const std::size_t prefix = out.size();
-    out.append(msg.payload.data(), msg.payload.size());
-    std::size_t written = write_bounded(out, stalled_ ? std::chrono::milliseconds(0) : kWriteWait);
+    out.append(line);
+    if (max_bytes_ > 0 && (fd_ < 0 || (size_ > 0 && size_ + out.size() > max_bytes_))) rotate();
+    std::size_t written =
+        fd_ < 0 ? 0 : write_bounded(out, stalled_ ? std::chrono::milliseconds(0) : kWriteWait);
+    size_ += written;
     if (written >= prefix) reported_ += unreported;
     if (written == out.size()) {
       stalled_ = false;
       mid_line_ = false;
-      return;
+      return true;
     }
     stalled_ = true;
     if (written > 0) mid_line_ = out[written - 1] != '\n';
-    dropped_.fetch_add(1, std::memory_order_relaxed);
+    ++dropped_;
+    return false;
   }
-
-  void flush() override {
-    {
-      std::lock_guard lock(flush_mu_);
-      ++flushes_;
-    }
-    flushed_.notify_all();
-  }
-  void set_pattern(const std::string&) override {}
-  void set_formatter(std::unique_ptr<spdlog::formatter>) override {}
-
-  std::uint64_t flushes() {
-    std::lock_guard lock(flush_mu_);
-    return flushes_;
-  }
-  // Whether a flush after `seen` was processed before `deadline`.
-  bool wait_flush(std::uint64_t seen, SteadyClock::time_point deadline) {
-    std::unique_lock lock(flush_mu_);
-    return flushed_.wait_until(lock, deadline, [&] { return flushes_ > seen; });
-  }
-  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
  private:
-  std::uint64_t overruns() const { return pool_ ? pool_->overrun_counter() : 0; }
+  // FILE.(keep-1) -> FILE.keep, ..., FILE -> FILE.1, then a new FILE (no FILE.N: truncated).
+  void rotate() {
+    if (fd_ >= 0) ::close(fd_);
+    for (unsigned k = keep_; k >= 2; --k) {
+      ::rename(fmt::format("{}.{}", path_, k - 1).c_str(), fmt::format("{}.{}", path_, k).c_str());
+    }
+    if (keep_ >= 1) {
+      ::rename(path_.c_str(), (path_ + ".1").c_str());
+    } else {
+      ::unlink(path_.c_str());
+    }
+    fd_ = open_log_file(path_, true);  // -1 (a full disk): retried at the next line
+    size_ = 0;
+    mid_line_ = false;
+  }
 
   // Bytes of `data` written before an error, or before `wait` passed without room.
   std::size_t write_bounded(std::string_view data, std::chrono::milliseconds wait) {
@@ -163,13 +172,65 @@ class NonBlockingSink final : public spdlog::sinks::sink {
     return off;
   }
 
-  std::mutex mu_;  // the target, against retarget()
   int fd_;
   bool socket_;
-  bool stalled_ = false;   // the last line was dropped: do not wait for room
-  bool mid_line_ = false;  // the last write stopped inside a line
-  std::uint64_t reported_ = 0;
-  std::atomic<std::uint64_t> dropped_{0};
+  std::string path_;             // for rotation
+  std::uint64_t max_bytes_ = 0;  // 0: not rotated
+  unsigned keep_ = 0;
+  std::uint64_t size_ = 0;  // of the file, while rotated
+  bool stalled_ = false;    // the last line was dropped: do not wait for room
+  bool mid_line_ = false;   // the last write stopped inside a line
+  std::uint64_t dropped_ = 0;
+  std::uint64_t reported_;
+};
+
+// The writer thread's sink: each line to every target.
+class NonBlockingSink final : public spdlog::sinks::sink {
+ public:
+  NonBlockingSink() { targets_.push_back(std::make_unique<Target>(own_stderr(), "", Output{}, 0)); }
+
+  void set_pool(spdlog::details::thread_pool* pool) { pool_ = pool; }
+  void retarget(std::vector<std::unique_ptr<Target>> targets) {
+    std::lock_guard lock(mu_);
+    targets_ = std::move(targets);
+  }
+  std::uint64_t overruns() const { return pool_ ? pool_->overrun_counter() : 0; }
+
+  void log(const spdlog::details::log_msg& msg) override {
+    std::lock_guard lock(mu_);
+    const std::uint64_t lost = overruns();
+    for (auto& target : targets_) {
+      if (!target->write(std::string_view(msg.payload.data(), msg.payload.size()), lost)) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+
+  void flush() override {
+    {
+      std::lock_guard lock(flush_mu_);
+      ++flushes_;
+    }
+    flushed_.notify_all();
+  }
+  void set_pattern(const std::string&) override {}
+  void set_formatter(std::unique_ptr<spdlog::formatter>) override {}
+
+  std::uint64_t flushes() {
+    std::lock_guard lock(flush_mu_);
+    return flushes_;
+  }
+  // Whether a flush after `seen` was processed before `deadline`.
+  bool wait_flush(std::uint64_t seen, SteadyClock::time_point deadline) {
+    std::unique_lock lock(flush_mu_);
+    return flushed_.wait_until(lock, deadline, [&] { return flushes_ > seen; });
+  }
+  std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  std::mutex mu_;  // the targets, against retarget()
+  std::vector<std::unique_ptr<Target>> targets_;
+  std::atomic<std::uint64_t> dropped_{0};  // by every target, past ones included
   spdlog::details::thread_pool* pool_ = nullptr;
 
   std::mutex flush_mu_;
@@ -191,7 +252,7 @@ struct Pipeline {
 Pipeline& pipeline() {
   static Pipeline* const p = [] {
     auto* made = new Pipeline();
-    made->sink = std::make_shared<NonBlockingSink>(own_stderr());
+    made->sink = std::make_shared<NonBlockingSink>();
     // The writer thread blocks every signal: they belong to the event loop's thread, and a
     // write to a pipe with no reader then fails with EPIPE instead of raising SIGPIPE.
     sigset_t all, previous;
@@ -213,19 +274,23 @@ Pipeline& pipeline() {
 
 }  // namespace
 
-std::string configure(Level level, const std::string& file_path) {
+std::string configure(Level level, const Output& output) {
   g_level.store(level, std::memory_order_relaxed);
   Pipeline& p = pipeline();  // its thread and fd exist from the start, not from a first line
-  if (file_path.empty()) return "";
-  // Non-blocking: a FIFO nobody reads neither blocks the open nor, later, a write.
-  int fd = ::open(file_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK |
-                                         O_NOCTTY,
-                  0600);
-  if (fd < 0) {
-    return errno == ENXIO ? "it is a FIFO that no process has open for reading"
-                          : std::strerror(errno);
+  std::vector<std::unique_ptr<Target>> targets;
+  const std::uint64_t overruns = p.sink->overruns();
+  if (!output.file.empty()) {
+    int fd = open_log_file(output.file, output.max_bytes > 0);
+    if (fd < 0) {
+      return errno == ENXIO ? "it is a FIFO that no process has open for reading"
+                            : std::strerror(errno);
+    }
+    targets.push_back(std::make_unique<Target>(fd, output.file, output, overruns));
   }
-  p.sink->retarget(fd);
+  if (output.to_stderr) {
+    targets.push_back(std::make_unique<Target>(own_stderr(), "", Output{}, overruns));
+  }
+  p.sink->retarget(std::move(targets));
   return "";
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// sluice's log: stderr or a file, never stdout (stdout is the stdio MCP transport).
+// sluice's log: a file, stderr, or both, never stdout (stdout is the stdio MCP transport).
 // Every message passes through display_safe before it is written, so nothing raw from a
 // peer reaches a terminal. Messages must also be value-free (docs/architecture.md): build them from
 // names, kinds and sizes, never from rejected values.
@@ -35,14 +35,27 @@ inline constexpr std::size_t kMaxLineBytes = 64u * 1024u;  // longer messages ar
 inline constexpr std::chrono::milliseconds kWriteWait{200};
 inline constexpr std::chrono::milliseconds kExitFlushBound{500};
 
-// Sets the level and, when `file_path` is not empty, appends to that file instead of
-// stderr. Returns an empty string, or why the file cannot be used (no path in it). Call once
-// at start, before other threads log.
-std::string configure(Level level, const std::string& file_path);
+// Where the lines go: every line to each target, whole or not at all; a target that cannot
+// take a line drops it (counted) without holding back the others.
+struct Output {
+  std::string file{};      // appended to (created 0600); empty: no file
+  bool to_stderr = false;  // sluice's stderr as well (alone when there is no file)
+  // Rotation of `file` when it is a regular file: before a line would take it past
+  // `max_bytes`, FILE.(keep-1) becomes FILE.keep, ..., FILE becomes FILE.1 and a new FILE is
+  // started (a longer line gets a file of its own). 0: never rotated. A rotated file is never
+  // opened through a symbolic link.
+  std::uint64_t max_bytes = 0;
+  unsigned keep = 0;
+};
+
+// Sets the level and where lines go from now on (before the first call: stderr). Returns an
+// empty string, or why the file cannot be used (no path in it); the targets are then left as
+// they were. Call at start, from the main thread.
+std::string configure(Level level, const Output& output);
 Level level();
 std::optional<Level> parse_level(std::string_view name);
 void write(Level level, std::string_view message);
-// Lines not written since start: queue overruns and lines the sink could not write.
+// Lines not written since start: queue overruns, and each line a target could not write.
 std::uint64_t dropped();
 // Gives queued lines at most `bound` to be written, then stops the writer; later lines are
 // dropped. Runs at exit by itself.

@@ -81,6 +81,16 @@ class Gateway::ClientHandler : public mcp::Handler {
     if (auto caps = request.message().params_member("capabilities")) {
       request.session()->set_peer_capabilities(std::string(*caps));
     }
+    if (const auto& on_client_info = gateway_.options().on_client_info) {
+      const auto* params = request.message().params_object();
+      const auto* info = params ? params->if_contains("clientInfo") : nullptr;
+      const auto* fields = info ? info->if_object() : nullptr;
+      auto text = [fields](std::string_view key) -> std::string_view {
+        const auto* v = fields ? fields->if_contains(key) : nullptr;
+        return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+      };
+      on_client_info(text("name"), text("version"));
+    }
     bj::object result;
     result["protocolVersion"] = mcp::negotiate_initialize(request.message().params());
     // The downstreams' prompts and resources are offered in both modes; the tool list

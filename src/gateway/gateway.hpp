@@ -82,6 +82,9 @@ struct GatewayOptions {
   // Live configuration: discover() again as at start (flags applied). Empty: the files are
   // never reread (one-shot commands).
   std::function<std::shared_ptr<const config::GatewayConfig>()> rediscover;
+  // Called at each client session's initialize with the clientInfo name and version it sent
+  // (empty when absent): `sluice serve` shows them in `sluice status`. Empty: not called.
+  std::function<void(std::string_view name, std::string_view version)> on_client_info;
 };
 
 // The outcome of one tool invocation, as the MCP `result` of a tools/call: either the

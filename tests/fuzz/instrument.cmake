@@ -6,5 +6,5 @@ if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 endif()
 set(SLUICE_FUZZ_SANITIZERS "address,undefined")
 add_compile_options(-fsanitize=fuzzer-no-link,${SLUICE_FUZZ_SANITIZERS}
-  -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
+  -fno-sanitize-recover=all -fno-omit-frame-pointer -g1)
 add_link_options(-fsanitize=${SLUICE_FUZZ_SANITIZERS})

@@ -167,7 +167,7 @@ void run(std::string_view data) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Log lines are formatted (and escaped) as always, then written where nobody reads them.
-  sluice::core::log::configure(sluice::core::log::Level::debug, "/dev/null");
+  sluice::core::log::configure(sluice::core::log::Level::debug, {.file = "/dev/null"});
   return 0;
 }
 

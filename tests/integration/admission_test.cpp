@@ -26,7 +26,7 @@ class Admission : public ::testing::Test {
                           R"({"mcpServers":{"fx":)" + fx + R"(},"sluice":)" + policy + "}");
     sluice_ = std::make_unique<Sluice>(
         // debug: the fixture's stderr (which says what cancels it received) is logged there.
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(),
+        std::vector<std::string>{"serve", "--log-stderr", "--no-discover", "--config", cfg.string(),
                                  "--log-level", "debug"},
         dir_.path(), dir_.path());
     sluice_->initialize();

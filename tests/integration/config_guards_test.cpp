@@ -84,6 +84,7 @@ class ConfigGuards : public ::testing::Test {
   // The project's servers are trusted for the run (issue 13: untrusted ones never start).
   Sluice& start(std::vector<std::string> args = {"serve"}) {
     args.push_back("--trust-project");
+    args.push_back("--log-stderr");  // the tests read the log on stderr
     sluice_ = std::make_unique<Sluice>(args, home(), project());
     sluice_->initialize();
     return *sluice_;

@@ -46,7 +46,8 @@ class GatewayPolicy : public ::testing::Test {
              const std::string& settings = "{}", const std::string& binary = SLUICE_BINARY) {
     auto cfg = dir_.write("cfg/.mcp.json",
                           R"({"mcpServers":{)" + servers + R"(},"sluice":)" + settings + "}");
-    std::vector<std::string> args{"serve", "--no-discover", "--config", cfg.string()};
+    std::vector<std::string> args{"serve", "--log-stderr", "--no-discover", "--config",
+                                  cfg.string()};
     args.insert(args.end(), flags.begin(), flags.end());
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path(), binary);
   }

@@ -19,8 +19,8 @@ class GatewayStdio : public ::testing::Test {
              std::vector<std::string> args = {}) {
     config_ = dir_.write("cfg/.mcp.json",
                          R"({"mcpServers":{)" + servers_json + "}" + extra + "}");
-    std::vector<std::string> full{"serve", "--no-discover", "--config", config_.string(),
-                                  "--log-level", "debug"};
+    std::vector<std::string> full{"serve",          "--log-stderr", "--no-discover", "--config",
+                                  config_.string(), "--log-level",  "debug"};
     full.insert(full.end(), args.begin(), args.end());
     sluice_ = std::make_unique<Sluice>(full, dir_.path(), dir_.path());
     sluice_->initialize();

@@ -44,8 +44,8 @@ class HostileDownstream : public ::testing::Test {
     auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{"fx":)" +
                                            fixture_entry(marker_, {"--mode=" + mode}) + "}}");
     sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                 expose, "--log-level", "info"},
+        std::vector<std::string>{"serve", "--log-stderr", "--no-discover", "--config", cfg.string(),
+                                 "--expose", expose, "--log-level", "info"},
         dir_.path(), dir_.path());
     sluice_->initialize();
   }

@@ -26,8 +26,8 @@ class ListCaps : public ::testing::Test {
   void start(const std::string& servers, const std::string& expose = "meta") {
     auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{)" + servers + "}}");
     sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                 expose, "--log-level", "info"},
+        std::vector<std::string>{"serve", "--log-stderr", "--no-discover", "--config", cfg.string(),
+                                 "--expose", expose, "--log-level", "info"},
         dir_.path(), dir_.path());
     sluice_->initialize();
   }

@@ -43,7 +43,8 @@ class LiveConfig : public ::testing::Test {
   void start(const std::map<std::string, std::vector<std::string>>& servers,
              std::vector<std::string> extra = {}) {
     save(servers);
-    std::vector<std::string> args{"serve", "--no-discover", "--config", config_path().string()};
+    std::vector<std::string> args{"serve", "--log-stderr", "--no-discover", "--config",
+                                  config_path().string()};
     args.insert(args.end(), extra.begin(), extra.end());
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
     sluice_->initialize();

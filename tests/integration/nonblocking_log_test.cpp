@@ -54,7 +54,8 @@ TEST_P(UnreadStderr, CallsAreAnsweredAndEveryEndingExitsZeroWithNothingLeft) {
   std::string marker = new_marker();
   auto cfg = flood_config(dir, marker);
   {
-    Sluice s({"serve", "--no-discover", "--config", cfg.string(), "--log-level", "debug"},
+    Sluice s({"serve", "--log-stderr", "--no-discover", "--config", cfg.string(), "--log-level",
+              "debug"},
              dir.path(), dir.path(), SLUICE_BINARY, /*read_stderr=*/false);
     s.initialize();
     // Wait (bounded) until sluice's stderr pipe has no room for a line: from here a blocking
@@ -97,7 +98,8 @@ TEST(UnreadStderrResumed, OneLineSaysHowManyLinesWereDropped) {
   std::string marker = new_marker();
   auto cfg = flood_config(dir, marker);
   {
-    Sluice s({"serve", "--no-discover", "--config", cfg.string(), "--log-level", "debug"},
+    Sluice s({"serve", "--log-stderr", "--no-discover", "--config", cfg.string(), "--log-level",
+              "debug"},
              dir.path(), dir.path(), SLUICE_BINARY, /*read_stderr=*/false);
     s.initialize();
     auto deadline = std::chrono::steady_clock::now() + kGuard;
@@ -129,7 +131,8 @@ TEST(ChildStderr, ReloggedLinesHaveAByteBudgetAsWellAsALineBudget) {
   std::string marker = new_marker();
   auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"fx":)" + fixture_entry(marker) + "}}");
   {
-    Sluice s({"serve", "--no-discover", "--config", cfg.string(), "--log-level", "debug"},
+    Sluice s({"serve", "--log-stderr", "--no-discover", "--config", cfg.string(), "--log-level",
+              "debug"},
              dir.path(), dir.path());
     s.initialize();
     // 20 lines of 60 KiB: within the line budget (50/s, bursts of 100), 1.2 MiB over the
@@ -163,7 +166,8 @@ TEST(ChildStderr, ASustainedFloodReportsItsDropsAtMostOnceASecond) {
                                         fixture_entry(marker, {"--mode=flood-stderr-lines"}) +
                                         R"(},"autoStart":["fx"]})");
   {
-    Sluice s({"serve", "--no-discover", "--config", cfg.string(), "--log-level", "debug"},
+    Sluice s({"serve", "--log-stderr", "--no-discover", "--config", cfg.string(), "--log-level",
+              "debug"},
              dir.path(), dir.path());
     s.initialize();
     // 250 logged lines: the burst (100) and then about 3 s at 50 lines/s.

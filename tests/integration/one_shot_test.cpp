@@ -111,7 +111,8 @@ TEST(QuietServe, AChildsStderrIsLoggedAtDebugNotInfo) {
   std::string marker = new_marker();
   auto cfg = banner_config(dir, marker);
   auto run = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args{"serve", "--no-discover", "--config", cfg.string()};
+    std::vector<std::string> args{"serve", "--log-stderr", "--no-discover", "--config",
+                                  cfg.string()};
     args.insert(args.end(), extra.begin(), extra.end());
     Sluice s(args, dir.path(), dir.path());
     s.initialize();

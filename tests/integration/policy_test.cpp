@@ -40,8 +40,8 @@ class Policy : public ::testing::Test {
              const std::vector<std::string>& flags = {}) {
     auto cfg = dir_.write("cfg/.mcp.json",
                           R"({"mcpServers":{)" + servers + R"(},"sluice":)" + settings + "}");
-    std::vector<std::string> args{"serve",      "--no-discover", "--config",
-                                  cfg.string(), "--log-level",   "debug"};
+    std::vector<std::string> args{"serve",        "--log-stderr", "--no-discover", "--config",
+                                  cfg.string(),   "--log-level",  "debug"};
     args.insert(args.end(), flags.begin(), flags.end());
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
     sluice_->initialize();

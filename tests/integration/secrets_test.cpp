@@ -172,7 +172,8 @@ TEST_F(Secrets, AStoredSecretReachesOnlyTheServerThatNamesItAndNoneOfSluicesOutp
   std::string health;
   std::string err;
   {
-    Sluice s({"serve", "--no-discover", "--config", config.string(), "--log-level", "trace"},
+    Sluice s({"serve", "--log-stderr", "--no-discover", "--config", config.string(), "--log-level",
+              "trace"},
              tmp_.path(), tmp_.path());
     ::unsetenv("SLUICE_TEST_LEAK");
     s.initialize();
@@ -228,7 +229,7 @@ TEST_F(Secrets, AnEntryThatSetsLdPreloadIsRefusedByNameAndItsCommandNeverRuns) {
 
   std::string err;
   {
-    std::vector<std::string> serve{"serve", "--log-level", "debug"};
+    std::vector<std::string> serve{"serve", "--log-stderr", "--log-level", "debug"};
     serve.insert(serve.end(), files.begin(), files.end());
     Sluice s(serve, tmp_.path(), tmp_.path());
     s.initialize();

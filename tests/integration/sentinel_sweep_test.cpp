@@ -262,7 +262,7 @@ class SentinelSweep : public ::testing::Test {
          {"stdio responses", "stdio stderr log", "gateway.health", "audit ring", "http responses",
           "http /health", "http /metrics", "http log file", "cli servers", "cli servers --json",
           "cli index", "cli index --json", "cli call", "cli call --json", "cli auth", "cli secrets",
-          "cli trust", "catalog cache file", "audit log file"}) {
+          "cli trust", "catalog cache file", "audit log file", "run log files"}) {
       ledger_.sink(sink);
     }
   }
@@ -388,7 +388,7 @@ void SentinelSweep::sweep_trust_approve() {
 }
 
 void SentinelSweep::sweep_stdio() {
-  auto s = launch({"serve", "--expose", "meta,all"});
+  auto s = launch({"serve", "--log-stderr", "--expose", "meta,all"});
   auto ask = [&](const std::string& method, const std::string& params, const std::string& id = "") {
     std::string line = s->request_raw(method, params, id);
     ledger_.record("stdio responses", line + "\n");
@@ -528,6 +528,13 @@ void SentinelSweep::sweep_state_files() {
     if (e.path().filename().string().starts_with("audit.jsonl")) audit += read_file(e.path());
   }
   ledger_.record("audit log file", audit);
+  // The serving gateways' own log files (logs/, rotated parts included).
+  std::string logs;
+  std::error_code ec;
+  for (fs::directory_iterator it(state_ / "logs", ec), end; !ec && it != end; it.increment(ec)) {
+    logs += read_file(it->path());
+  }
+  ledger_.record("run log files", logs);
 }
 
 }  // namespace
