@@ -35,16 +35,6 @@ std::string shown(const fs::path& p) { return core::display_safe(p.string()); }
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
-bool write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 std::optional<std::string> read_whole(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
@@ -71,7 +61,7 @@ std::optional<fs::path> write_beside(const fs::path& target, std::string_view by
     error = fmt::format("cannot create {}: {}", shown(temp), errno_text(errno));
     return std::nullopt;
   }
-  bool ok = ::fchmod(fd, mode & 07777) == 0 && write_all(fd, bytes) && ::fsync(fd) == 0;
+  bool ok = ::fchmod(fd, mode & 07777) == 0 && core::write_all(fd, bytes) && ::fsync(fd) == 0;
   int err = errno;
   ::close(fd);
   if (!ok) {

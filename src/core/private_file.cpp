@@ -34,6 +34,8 @@ PrivateRead refused(PrivateFileFault fault, unsigned mode = 0) {
   return PrivateRead{std::nullopt, PrivateFileProblem{fault, mode}};
 }
 
+}  // namespace
+
 bool write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -43,8 +45,6 @@ bool write_all(int fd, std::string_view bytes) {
   }
   return true;
 }
-
-}  // namespace
 
 std::string describe(const PrivateFileProblem& problem, std::string_view noun,
                      const fs::path& file) {

@@ -58,6 +58,10 @@ Result<std::string> read_private_text(const std::filesystem::path& file, std::si
 std::optional<PrivateFileProblem> replace_private_file(const std::filesystem::path& file,
                                                        std::string_view bytes);
 
+// Writes all of `bytes` to `fd`, resuming after EINTR and short writes; false on an error
+// (errno says which).
+bool write_all(int fd, std::string_view bytes);
+
 // Creates `dir` and each missing parent 0700 (whatever the umask); true when it exists after.
 // What an existing one must be is the caller's rule.
 bool make_private_directories(const std::filesystem::path& dir);
