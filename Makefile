@@ -3,7 +3,7 @@ JOBS ?= 2
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
-FUZZ_SECONDS ?= 45
+FUZZ_SECONDS ?= 30
 CMAKE_FLAGS ?=
 
 .PHONY: all deps deps-test configure build demo test test-release test-asan build-asan build-fuzz test-fuzz bench package format lint clean

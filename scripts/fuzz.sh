@@ -8,7 +8,7 @@
 set -euo pipefail
 
 build=${1:?usage: scripts/fuzz.sh BUILD_DIR [SECONDS] [TARGET...]}
-seconds=${2:-45}
+seconds=${2:-30}
 shift $(($# < 2 ? $# : 2))
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 fuzz_dir=$source_dir/tests/fuzz
