@@ -1,5 +1,6 @@
 #include "cli/client_files.hpp"
 
+#include "cli/secrets.hpp"
 #include "config/discovery.hpp"
 #include "config/mcp_json.hpp"
 #include "core/display.hpp"
@@ -386,10 +387,7 @@ std::optional<std::string> plan_import(const config::ClientServers& found,
 }
 
 fs::path user_config_path() {
-  return config::user_config_file_of([](std::string_view name) -> std::optional<std::string> {
-    const char* value = std::getenv(std::string(name).c_str());
-    return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
-  });
+  return config::user_config_file_of(process_environment());
 }
 
 fs::path default_client_path(config::Client client) {

@@ -3,6 +3,7 @@
 #include "cli/doctor_checks.hpp"
 #include "cli/doctor_probe.hpp"
 #include "cli/doctor_report.hpp"
+#include "cli/secrets.hpp"
 #include "config/discovery.hpp"
 #include "config/mcp_json.hpp"
 #include "config/secrets_store.hpp"
@@ -36,13 +37,6 @@ Exit codes:
 std::string environment(const char* name) {
   const char* value = std::getenv(name);
   return value ? std::string(value) : std::string();
-}
-
-config::EnvLookup process_environment() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    const char* value = std::getenv(std::string(name).c_str());
-    return value ? std::optional<std::string>(value) : std::nullopt;
-  };
 }
 
 // The files whose "sluice" settings count (every file read but the project's and those left

@@ -1,6 +1,7 @@
 #include "cli/init.hpp"
 
 #include "cli/help.hpp"
+#include "cli/secrets.hpp"
 #include "cli/serve.hpp"
 #include "cli/usage.hpp"
 #include "config/discovery.hpp"
@@ -58,13 +59,6 @@ constexpr std::string_view kStarter = R"json({
   }
 }
 )json";
-
-config::EnvLookup process_environment() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
-    return std::nullopt;
-  };
-}
 
 std::string shown(const fs::path& path) { return core::display_safe(path.string()); }
 

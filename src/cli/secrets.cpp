@@ -27,13 +27,6 @@ namespace {
 
 constexpr std::string_view kNameRule = "a secret name is [A-Za-z_][A-Za-z0-9_]*";
 
-config::EnvLookup process_environment() {
-  return [](std::string_view name) -> std::optional<std::string> {
-    if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
-    return std::nullopt;
-  };
-}
-
 config::SecretsStore store() {
   return config::SecretsStore(config::secrets_dir_of(process_environment()));
 }
@@ -231,6 +224,13 @@ std::optional<int> run_secrets_command(const SecretsLine& line) {
   if (line.list != nullptr && *line.list) return list_secrets(line);
   if (line.rm != nullptr && *line.rm) return remove_secret(line);
   return std::nullopt;
+}
+
+config::EnvLookup process_environment() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    if (const char* v = std::getenv(std::string(name).c_str())) return std::string(v);
+    return std::nullopt;
+  };
 }
 
 config::EnvLookup variable_lookup(std::vector<std::string>& warnings) {

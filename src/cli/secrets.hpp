@@ -39,4 +39,7 @@ std::optional<int> run_secrets_command(const SecretsLine& line);
 // naming the path and the fix), and only the environment is used.
 config::EnvLookup variable_lookup(std::vector<std::string>& warnings);
 
+// sluice's own environment as a lookup (no secrets store): for the paths XDG_* and HOME choose.
+config::EnvLookup process_environment();
+
 }  // namespace sluice::cli

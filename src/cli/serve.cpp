@@ -78,11 +78,7 @@ std::shared_ptr<const config::GatewayConfig> load_config(
   d.self = core::executable_of(0);  // an entry that starts sluice itself is skipped
   std::vector<std::string> store_warnings;
   d.getenv = variable_lookup(store_warnings);  // the environment, then the secrets store
-  d.user_config = config::user_config_file_of(
-      [](std::string_view name) -> std::optional<std::string> {
-        const char* value = std::getenv(std::string(name).c_str());
-        return value ? std::optional<std::string>(value) : std::nullopt;
-      });
+  d.user_config = config::user_config_file_of(process_environment());
   config::GatewayConfig config = config::discover(d);
   config.warnings.insert(config.warnings.end(), store_warnings.begin(), store_warnings.end());
   // Flags win over the files' "sluice" settings.
