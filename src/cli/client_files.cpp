@@ -386,9 +386,7 @@ std::optional<std::string> plan_import(const config::ClientServers& found,
   return std::nullopt;
 }
 
-fs::path user_config_path() {
-  return config::user_config_file_of(process_environment());
-}
+fs::path user_config_path() { return config::user_config_file_of(process_environment()); }
 
 fs::path default_client_path(config::Client client) {
   const char* codex_home = std::getenv("CODEX_HOME");
