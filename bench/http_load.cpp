@@ -1,19 +1,23 @@
 // End-to-end HTTP load driver: tools/call throughput and p50/p99 latency through sluice's
-// Streamable HTTP front end, measured in the same run as the same load sent directly to the
-// fixture over stdio (reported as ratios), plus sluice's RSS per idle session.
+// Streamable HTTP front end (default settings), measured in the same run as the same load
+// sent directly to the fixture over stdio and to a minimal Beast HTTP responder (the floor of
+// any HTTP gateway), reported as ratios, with sluice's CPU per call and RSS per idle session.
 //
 //   sluice_http_load SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] [IDLE_SESSIONS=100]
+//   sluice_http_load --responder PORT_FILE      (the floor, spawned by the driver itself)
 //
 // 1. direct stdio: FIXTURE on pipes, one MCP session; CLIENTS callers each keep exactly one
 //    tools/call `echo` in flight (distinct ids, answers matched by id).
-// 2. sluice http: `SLUICE serve --transport http --port 0 ...` with FIXTURE as server "fx";
-//    CLIENTS callers, each with its own keep-alive connection and MCP session, send
-//    CALLS_PER_CLIENT sequential POST /mcp tools/call `fx__echo` (answers: JSON or SSE).
-// 3. sluice stdio: the same load as 1 through `SLUICE serve` over stdio (gateway cost alone).
-// 4. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions.
+// 2. sluice stdio: the same load as 1 through `SLUICE serve` over stdio (gateway cost alone),
+//    with sluice's CPU (every thread, /proc/PID/task/*/schedstat) per call.
+// 3. http floor: the responder; CLIENTS callers, each with its own keep-alive connection and
+//    MCP session, send CALLS_PER_CLIENT sequential POST /mcp tools/call `echo`.
+// 4. sluice http: `SLUICE serve --transport http --port 0 ...` with FIXTURE as server "fx",
+//    the same load as 3 calling `fx__echo` (answers: JSON or SSE), with sluice's CPU per call.
+// 5. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions.
 //
-// Both load phases are driven from one thread (a poll loop; an Asio io_context with one
-// coroutine per client), so the driver's own overhead is alike on both sides. Each caller
+// Every load phase is driven from one thread (a poll loop; an Asio io_context with one
+// coroutine per client), so the driver's own overhead is alike on every side. Each caller
 // makes one untimed warm-up call first. Every answer is checked (id, no error, the echoed
 // text); a protocol error, a wrong id or an unexpected HTTP status ends the run with exit 1.
 // Every wait is bounded; sluice gets SIGTERM (then SIGKILL to its process group after a
@@ -25,6 +29,9 @@
 
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -128,6 +135,7 @@ std::optional<bj::object> parse_object(std::string_view text) {
 struct Stats {
   std::size_t calls = 0;
   double wall_s = 0, calls_per_s = 0, p50_us = 0, p99_us = 0;
+  double cpu_us_per_call = -1;  // the gateway's own CPU over the timed calls (-1: not measured)
 };
 
 Stats summarize(std::vector<double> us, double wall_s) {
@@ -154,7 +162,7 @@ double micros_since(Clock::time_point t0) {
 // driven by a single poll loop. Caller `slot`'s k-th call has id kFirstCallId + k*clients + slot.
 
 Stats run_direct(Process& fixture, int clients, int calls_per_client,
-                 const std::string& tool = "echo") {
+                 const std::string& tool = "echo", bool measure_cpu = false) {
   fixture.write_line(initialize_request(1));
   for (;;) {
     auto msg = parse_object(fixture.read_line());
@@ -208,9 +216,12 @@ Stats run_direct(Process& fixture, int clients, int calls_per_client,
     }
   };
   drain(false, 1);  // warm-up: one call per caller
+  const double cpu0 = measure_cpu ? cpu_ns(fixture.pid()) : 0;
   auto t0 = Clock::now();
   drain(true, 1 + calls_per_client);
-  return summarize(std::move(us), micros_since(t0) / 1e6);
+  Stats s = summarize(std::move(us), micros_since(t0) / 1e6);
+  if (measure_cpu) s.cpu_us_per_call = (cpu_ns(fixture.pid()) - cpu0) / 1e3 / s.calls;
+  return s;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -373,6 +384,7 @@ asio::awaitable<std::string> open_session(HttpClient& client, HttpTally& tally) 
 
 struct HttpCaller {
   HttpClient client;
+  std::string tool;
   std::string session;
   std::int64_t next_id = kFirstCallId;
   std::vector<double> us;
@@ -382,7 +394,7 @@ asio::awaitable<void> call_echo(HttpCaller& c, HttpTally& tally, bool record) {
   std::int64_t id = c.next_id++;
   auto t0 = Clock::now();
   Reply r = co_await c.client.request("tools/call", http::verb::post, c.session,
-                                      echo_request(id, "fx__echo"));
+                                      echo_request(id, c.tool));
   double latency = micros_since(t0);
   expect_status(r, 200, "tools/call");
   check_echo(response_in(r, id, tally), id);
@@ -452,7 +464,36 @@ int wait_for_port(Process& sluice, const std::string& port_file) {
     }
     std::this_thread::sleep_for(10ms);
   }
-  throw ProtocolError("sluice wrote no port file within 20 s");
+  throw ProtocolError("no port file within 20 s");
+}
+
+// `clients` callers, each with its own keep-alive connection and MCP session, send `calls`
+// sequential tools/call of `tool` to `server` (after one untimed warm-up call each); the CPU
+// of `measured` (the gateway) over the timed calls. `callers` keeps the sessions open.
+Stats load_over_http(asio::io_context& io, tcp::endpoint server, int clients, int calls,
+                     const std::string& tool, pid_t measured, HttpTally& tally,
+                     std::vector<HttpCaller>& callers) {
+  callers.reserve(static_cast<std::size_t>(clients));
+  for (int i = 0; i < clients; ++i)
+    callers.push_back({HttpClient(io, server, tally), tool, {}, kFirstCallId, {}});
+  for (auto& c : callers) c.us.reserve(static_cast<std::size_t>(calls));
+
+  std::vector<asio::awaitable<void>> tasks;
+  for (auto& c : callers) tasks.push_back(set_up_caller(c, tally));
+  run_all(io, std::move(tasks));
+
+  tasks.clear();
+  for (auto& c : callers) tasks.push_back(load_caller(c, tally, calls));
+  const double cpu0 = cpu_ns(measured);
+  auto t0 = Clock::now();
+  run_all(io, std::move(tasks));
+  double wall_s = micros_since(t0) / 1e6;
+  const double cpu1 = cpu_ns(measured);
+  std::vector<double> us;
+  for (auto& c : callers) us.insert(us.end(), c.us.begin(), c.us.end());
+  Stats s = summarize(std::move(us), wall_s);
+  s.cpu_us_per_call = (cpu1 - cpu0) / 1e3 / static_cast<double>(s.calls);
+  return s;
 }
 
 struct HttpResult {
@@ -474,7 +515,7 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   const std::vector<std::string> argv = {
       sluice_path, "serve", "--transport", "http", "--host", "127.0.0.1", "--port", "0",
       "--port-file", port_file, "--state-dir", (dir / "state").string(),
-      "--no-discover", "--config", config, "--expose", "all", "--rate-limit", "0",
+      "--no-discover", "--config", config, "--expose", "all",
       "--max-sessions", std::to_string(clients + idle + 16), "--log-level", "warn"};
   // clang-format on
   Process sluice(argv, false, true);
@@ -483,23 +524,8 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
 
   asio::io_context io;
   std::vector<HttpCaller> callers;
-  callers.reserve(static_cast<std::size_t>(clients));
-  for (int i = 0; i < clients; ++i)
-    callers.push_back({HttpClient(io, server, out.tally), {}, kFirstCallId, {}});
-  for (auto& c : callers) c.us.reserve(static_cast<std::size_t>(calls));
-
-  std::vector<asio::awaitable<void>> tasks;
-  for (auto& c : callers) tasks.push_back(set_up_caller(c, out.tally));
-  run_all(io, std::move(tasks));
-
-  tasks.clear();
-  for (auto& c : callers) tasks.push_back(load_caller(c, out.tally, calls));
-  auto t0 = Clock::now();
-  run_all(io, std::move(tasks));
-  double wall_s = micros_since(t0) / 1e6;
-  std::vector<double> us;
-  for (auto& c : callers) us.insert(us.end(), c.us.begin(), c.us.end());
-  out.load = summarize(std::move(us), wall_s);
+  out.load = load_over_http(io, server, clients, calls, "fx__echo", sluice.pid(), out.tally,
+                            callers);
 
   // Idle sessions: the load sessions stay open, their connections are closed first.
   std::vector<std::string> sessions;
@@ -509,7 +535,7 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   }
   std::vector<std::string> idle_ids;
   out.rss_before_kib = rss_kib(sluice.pid());
-  tasks.clear();
+  std::vector<asio::awaitable<void>> tasks;
   tasks.push_back(open_idle_sessions(io, server, idle, out.tally, idle_ids));
   run_all(io, std::move(tasks));
   out.rss_after_kib = rss_kib(sluice.pid());
@@ -535,6 +561,92 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   return out;
 }
 
+// ---------------------------------------------------------------------------------------
+// The HTTP floor: a minimal Beast HTTP/1.1 responder (`sluice_http_load --responder
+// PORT_FILE`), one thread, keep-alive, that answers the same MCP exchanges as a server
+// would with the least work: initialize (with a session id), notifications (202), and a
+// tools/call echo of its `text` (one JSON parse, one serialisation). What any HTTP gateway
+// costs at least on this machine, measured in the same run as sluice.
+
+bj::object echo_answer(const bj::object& request) {
+  bj::object out{{"jsonrpc", "2.0"}, {"id", request.contains("id") ? request.at("id") : nullptr}};
+  const bj::string& method = request.at("method").as_string();
+  if (method == "initialize") {
+    out["result"] = bj::object{{"protocolVersion", kProtocolVersion},
+                               {"capabilities", bj::object{{"tools", bj::object{}}}},
+                               {"serverInfo", bj::object{{"name", "floor"}, {"version", "1"}}}};
+  } else {
+    const bj::value& text = request.at("params").at("arguments").at("text");
+    out["result"] =
+        bj::object{{"content", bj::array{bj::object{{"type", "text"}, {"text", text}}}}};
+  }
+  return out;
+}
+
+asio::awaitable<void> respond(tcp::socket socket) {
+  beast::flat_buffer buffer;
+  socket.set_option(tcp::no_delay(true));
+  for (;;) {
+    http::request<http::string_body> req;
+    boost::system::error_code ec;
+    co_await http::async_read(socket, buffer, req, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return;
+    http::response<http::string_body> res{http::status::ok, req.version()};
+    res.keep_alive(req.keep_alive());
+    if (req.method() == http::verb::delete_) {
+      res.result(http::status::no_content);
+    } else if (auto msg = parse_object(req.body()); msg && msg->contains("method")) {
+      if (!msg->contains("id")) {
+        res.result(http::status::accepted);
+      } else {
+        if (msg->at("method") == "initialize") res.set("Mcp-Session-Id", "floor");
+        res.set(http::field::content_type, "application/json");
+        res.body() = bj::serialize(echo_answer(*msg));
+      }
+    } else {
+      res.result(http::status::bad_request);
+    }
+    res.prepare_payload();
+    co_await http::async_write(socket, res, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || !req.keep_alive()) co_return;
+  }
+}
+
+asio::awaitable<void> accept_loop(tcp::acceptor& acceptor) {
+  for (;;) {
+    tcp::socket socket = co_await acceptor.async_accept(asio::use_awaitable);
+    asio::co_spawn(acceptor.get_executor(), respond(std::move(socket)), asio::detached);
+  }
+}
+
+int run_responder(const std::string& port_file) {
+  asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  std::ofstream(port_file + ".tmp") << acceptor.local_endpoint().port() << "\n";
+  std::filesystem::rename(port_file + ".tmp", port_file);
+  asio::signal_set stop(io, SIGTERM, SIGINT);
+  stop.async_wait([&](const boost::system::error_code&, int) { io.stop(); });
+  asio::co_spawn(io, accept_loop(acceptor), asio::detached);
+  io.run();
+  return 0;
+}
+
+// The same HTTP load as sluice's against the responder.
+Stats run_floor(const std::string& self, const std::filesystem::path& dir, int clients,
+                int calls) {
+  const std::string port_file = (dir / "floor-port").string();
+  Process floor({self, "--responder", port_file}, false, true);
+  int port = wait_for_port(floor, port_file);
+  tcp::endpoint server(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
+  asio::io_context io;
+  HttpTally tally;
+  std::vector<HttpCaller> callers;
+  Stats s = load_over_http(io, server, clients, calls, "echo", floor.pid(), tally, callers);
+  for (auto& c : callers) c.client.close();
+  floor.stop(true);
+  return s;
+}
+
 int positive_arg(int argc, char** argv, int index, int fallback, int max) {
   if (argc <= index) return fallback;
   char* end = nullptr;
@@ -547,14 +659,17 @@ int positive_arg(int argc, char** argv, int index, int fallback, int max) {
 }
 
 void print_stats(const char* label, int clients, int calls, const Stats& s) {
-  std::printf("%s: %d clients x %d calls: %.0f calls/s  p50 %.0f us  p99 %.0f us\n", label, clients,
+  std::printf("%s: %d clients x %d calls: %.0f calls/s  p50 %.0f us  p99 %.0f us", label, clients,
               calls, s.calls_per_s, s.p50_us, s.p99_us);
+  if (s.cpu_us_per_call >= 0) std::printf("  cpu %.1f us/call", s.cpu_us_per_call);
+  std::printf("\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
+  if (argc == 3 && std::strcmp(argv[1], "--responder") == 0) return run_responder(argv[2]);
   if (argc < 3 || argc > 6) {
     std::fprintf(
         stderr,
@@ -594,7 +709,7 @@ int main(int argc, char** argv) {
       Process sl({sluice, "serve", "--no-discover", "--config", config, "--expose", "all",
                   "--log-level", "warn"},
                  true, true);
-      via_stdio = run_direct(sl, clients, calls, "fx__echo");
+      via_stdio = run_direct(sl, clients, calls, "fx__echo", true);
       sl.stop(false);
     }
     print_stats("sluice stdio   ", clients, calls, via_stdio);
@@ -603,12 +718,23 @@ int main(int argc, char** argv) {
                 via_stdio.p50_us / std::max(1e-9, direct.p50_us),
                 via_stdio.p99_us / std::max(1e-9, direct.p99_us));
     std::fflush(stdout);
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) throw ProtocolError("cannot read /proc/self/exe");
+    self[len] = 0;
+    Stats floor = run_floor(self, dir, clients, calls);
+    print_stats("http floor     ", clients, calls, floor);
+    std::fflush(stdout);
     HttpResult h = run_http(sluice, fixture, dir, clients, calls, idle);
     print_stats("sluice http    ", clients, calls, h.load);
     std::printf("ratio http/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
                 h.load.calls_per_s / std::max(1e-9, direct.calls_per_s),
                 h.load.p50_us / std::max(1e-9, direct.p50_us),
                 h.load.p99_us / std::max(1e-9, direct.p99_us));
+    std::printf("ratio http/floor: throughput %.3g (budget >= 0.5)\n",
+                h.load.calls_per_s / std::max(1e-9, floor.calls_per_s));
+    std::printf("ratio sluice cpu per call http/stdio: %.2f (budget <= 2)\n",
+                h.load.cpu_us_per_call / std::max(1e-9, via_stdio.cpu_us_per_call));
     long grown = h.rss_after_kib - h.rss_before_kib;
     std::printf("idle sessions  : %d, RSS %+ld KiB (%.1f KiB per session), sluice RSS %.1f MiB\n",
                 idle, grown, static_cast<double>(grown) / idle,

@@ -1,9 +1,22 @@
-// End-to-end latency driver: the same echo call sent N times (sequentially, one in flight)
+// End-to-end stdio driver: the same echo calls sent
 //   1. directly to the fixture server over stdio,
 //   2. through a byte-copying relay (the floor for any stdio-to-stdio gateway: one extra hop),
 //   3. through `sluice serve` (gateway.invoke -> fixture::echo),
-// all in the same run, and reports p50/p99 and sluice's added latency as a ratio of the
-// relay's. Usage: sluice_latency SLUICE FIXTURE [N]   (also: sluice_latency --relay CMD...)
+// all in the same run, in three loads per path:
+//   - sequential: N small calls, one in flight: p50/p99 and the added p50 over direct, and
+//     sluice's added p50 as a ratio of the relay's (budget 1.25, or 20 us where the relay's
+//     is below the noise);
+//   - concurrent: CONCURRENT callers on the one session, each keeping one call in flight,
+//     CONCURRENT x 8 x N/10 calls: calls/s as a ratio of direct (budget 0.5);
+//   - large: BIG sequential calls whose request and response each carry 1 MiB of text: p50
+//     as a ratio of direct (budget 1.2).
+// sluice's own CPU (every thread, from /proc/PID/task/*/schedstat, so no perf is needed) over
+// the sequential and concurrent loads, per proxied call (budget 20 us).
+// Usage: sluice_latency SLUICE FIXTURE [N=2000] [CONCURRENT=16] [BIG=20]
+//        (also: sluice_latency --relay CMD...)
+// Every read is bounded (30 s); every child is reaped.
+#include "load_process.hpp"
+
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,11 +30,13 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-extern char** environ;
-
 namespace {
+
+using sluice::bench::cpu_ns;
 
 using Clock = std::chrono::steady_clock;
 
@@ -58,13 +73,15 @@ void send_line(Peer& p, const std::string& line) {
 }
 
 std::string read_line(Peer& p) {
+  std::size_t scanned = 0;  // a 1 MiB line arrives in many reads: scan each byte once
   for (;;) {
-    auto nl = p.buf.find('\n');
+    auto nl = p.buf.find('\n', scanned);
     if (nl != std::string::npos) {
       std::string line = p.buf.substr(0, nl);
       p.buf.erase(0, nl + 1);
       return line;
     }
+    scanned = p.buf.size();
     pollfd pfd{p.out, POLLIN, 0};
     if (poll(&pfd, 1, 30000) <= 0) {
       std::fprintf(stderr, "latency: no answer within 30 s\n");
@@ -100,27 +117,99 @@ struct Stats {
   double p50_us, p99_us;
 };
 
-Stats measure(Peer& p, int n, bool through_gateway) {
+Stats summarize(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  return {us[us.size() / 2], us[us.size() * 99 / 100]};
+}
+
+// One JSON string's worth of text (already escaped) of about `bytes` bytes: words, digits,
+// punctuation and an escaped newline now and then, like a file a tool returns.
+std::string payload_text(std::size_t bytes) {
+  static constexpr std::string_view kLine =
+      "The quick brown fox jumps over 13 lazy dogs; {braces}, [brackets] and 'quotes'.\\n";
+  std::string out;
+  out.reserve(bytes + kLine.size());
+  while (out.size() < bytes) out += kLine;
+  return out;
+}
+
+std::string call_of(bool through_gateway, const std::string& text) {
+  return through_gateway
+             ? R"("method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":")" +
+                   text + R"("}}}})"
+             : R"("method":"tools/call","params":{"name":"echo","arguments":{"text":")" + text +
+                   R"("}}})";
+}
+
+void initialize(Peer& p) {
   send_line(p, R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
                R"("2025-11-25","capabilities":{},"clientInfo":{"name":"latency","version":"1"}}})");
   await_id(p, 1);
   send_line(p, R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
-  std::string call =
-      through_gateway
-          ? R"("method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"ping"}}}})"
-          : R"("method":"tools/call","params":{"name":"echo","arguments":{"text":"ping"}}})";
+}
+
+// `n` calls one after another (after untimed warm-up calls); ids from `first_id`.
+Stats sequential(Peer& p, int n, int warmup, const std::string& call, int first_id) {
   std::vector<double> us;
-  int warmup = std::max(10, n / 10);
   for (int i = 0; i < n + warmup; ++i) {
-    int id = 100 + i;
+    int id = first_id + i;
     auto t0 = Clock::now();
     send_line(p, R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + "," + call);
     await_id(p, id);
     auto t1 = Clock::now();
     if (i >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  std::sort(us.begin(), us.end());
-  return {us[us.size() / 2], us[us.size() * 99 / 100]};
+  return summarize(std::move(us));
+}
+
+// The id of a response line (0 for a line without a numeric id: a notification).
+int id_of(const std::string& line) {
+  auto at = line.find("\"id\":");
+  return at == std::string::npos ? 0 : std::atoi(line.c_str() + at + 5);
+}
+
+// `callers` calls kept in flight on one session until `total` have been answered: calls/s.
+double concurrent(Peer& p, int callers, int total, const std::string& call, int first_id) {
+  int sent = 0, answered = 0;
+  auto send_next = [&] {
+    send_line(p, R"({"jsonrpc":"2.0","id":)" + std::to_string(first_id + sent) + "," + call);
+    ++sent;
+  };
+  auto t0 = Clock::now();
+  for (int i = 0; i < callers && sent < total; ++i) send_next();
+  while (answered < total) {
+    std::string line = read_line(p);
+    int id = id_of(line);
+    if (id < first_id || id >= first_id + total) continue;
+    if (line.find("\"error\"") != std::string::npos || line.find("isError") != std::string::npos) {
+      std::fprintf(stderr, "latency: a concurrent call failed\n");
+      std::exit(1);
+    }
+    ++answered;
+    if (sent < total) send_next();
+  }
+  return total / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct PathResult {
+  Stats small{}, big{};
+  double calls_per_s = 0;
+  double cpu_us_per_call = 0;  // of the measured process (sluice), -1 when not measured
+};
+
+PathResult measure(Peer& p, int n, int callers, int big, bool through_gateway, bool cpu) {
+  PathResult r;
+  initialize(p);
+  const int warmup = std::max(10, n / 10);
+  const int concurrent_calls = std::max(callers * 8, n / 10 * callers);
+  const double cpu0 = cpu ? cpu_ns(p.pid) : 0;
+  r.small = sequential(p, n, warmup, call_of(through_gateway, "ping"), 100);
+  r.calls_per_s = concurrent(p, callers, concurrent_calls, call_of(through_gateway, "ping"),
+                             100 + n + warmup);
+  r.cpu_us_per_call = cpu ? (cpu_ns(p.pid) - cpu0) / 1000.0 / (n + warmup + concurrent_calls) : -1;
+  const std::string mib = payload_text(1u << 20);
+  r.big = sequential(p, big, 2, call_of(through_gateway, mib), 10'000'000);
+  return r;
 }
 
 int relay(char** argv) {
@@ -163,6 +252,12 @@ int main(int argc, char** argv) {
   if (!realpath(argv[2], resolved)) return 2;
   std::string fixture = resolved;
   int n = argc > 3 ? std::atoi(argv[3]) : 2000;
+  int callers = argc > 4 ? std::atoi(argv[4]) : 16;
+  int big = argc > 5 ? std::atoi(argv[5]) : 20;
+  if (n < 10 || callers < 1 || callers > 1024 || big < 1 || big > 1000) {
+    std::fprintf(stderr, "latency: N >= 10, 1 <= CONCURRENT <= 1024, 1 <= BIG <= 1000\n");
+    return 2;
+  }
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return 1;
@@ -173,29 +268,48 @@ int main(int argc, char** argv) {
   std::ofstream(config) << R"({"mcpServers":{"fx":{"command":")" << fixture << R"("}},"autoStart":["fx"]})";
 
   Peer direct = spawn({fixture});
-  Stats d = measure(direct, n, false);
+  PathResult d = measure(direct, n, callers, big, false, false);
   finish(direct);
   Peer relayed = spawn({self, "--relay", fixture});
-  Stats r = measure(relayed, n, false);
+  PathResult r = measure(relayed, n, callers, big, false, false);
   finish(relayed);
-  Peer gw = spawn({sluice, "serve", "--no-discover", "--config", config, "--log-level", "off"});
-  Stats g = measure(gw, n, true);
+  Peer gw = spawn({sluice, "serve", "--no-discover", "--no-cache", "--state-dir", tmpl,
+                   "--config", config, "--log-level", "off"});
+  PathResult g = measure(gw, n, callers, big, true, true);
   send_line(gw, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
   if (await_id(gw, 9).find("isError") != std::string::npos) {
     std::fprintf(stderr, "latency: the call through sluice failed\n");
     return 1;
   }
   finish(gw);
-  std::remove(config.c_str());
-  rmdir(tmpl);
+  std::string rm = std::string("rm -rf ") + tmpl;
+  if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "latency: %s left behind\n", tmpl);
 
-  std::printf("calls per path: %d (sequential echo)\n", n);
-  std::printf("direct      p50 %8.1f us  p99 %8.1f us\n", d.p50_us, d.p99_us);
-  std::printf("relay       p50 %8.1f us  p99 %8.1f us  (+%.1f us)\n", r.p50_us, r.p99_us,
-              r.p50_us - d.p50_us);
-  std::printf("sluice      p50 %8.1f us  p99 %8.1f us  (+%.1f us)\n", g.p50_us, g.p99_us,
-              g.p50_us - d.p50_us);
-  double ratio = (g.p50_us - d.p50_us) / std::max(1.0, r.p50_us - d.p50_us);
-  std::printf("sluice added p50 / relay added p50 = %.2f (budget 1.25)\n", ratio);
+  std::printf("sequential: %d calls a path; concurrent: %d callers on one session; large: %d "
+              "calls of 1 MiB each way\n",
+              n, callers, big);
+  std::printf("%-7s %10s %10s %10s %12s %12s %12s\n", "path", "p50 us", "p99 us", "added us",
+              "calls/s", "1MiB p50 ms", "cpu us/call");
+  for (auto [name, x] : {std::pair<const char*, const PathResult*>{"direct", &d},
+                         {"relay", &r},
+                         {"sluice", &g}}) {
+    std::printf("%-7s %10.1f %10.1f %10.1f %12.0f %12.2f", name, x->small.p50_us, x->small.p99_us,
+                x->small.p50_us - d.small.p50_us, x->calls_per_s, x->big.p50_us / 1000.0);
+    if (x->cpu_us_per_call >= 0) {
+      std::printf(" %12.1f\n", x->cpu_us_per_call);
+    } else {
+      std::printf(" %12s\n", "-");
+    }
+  }
+  const double relay_added = r.small.p50_us - d.small.p50_us;
+  const double sluice_added = g.small.p50_us - d.small.p50_us;
+  std::printf("ratios (budget)\n");
+  std::printf("  sluice added p50 / relay added p50   %6.2f  (1.25; or added <= 20 us: %.1f)\n",
+              sluice_added / std::max(1.0, relay_added), sluice_added);
+  std::printf("  sluice / direct calls/s, %2d callers  %6.2f  (>= 0.5; relay %.2f)\n", callers,
+              g.calls_per_s / d.calls_per_s, r.calls_per_s / d.calls_per_s);
+  std::printf("  sluice / direct 1 MiB p50            %6.2f  (<= 1.2; relay %.2f)\n",
+              g.big.p50_us / d.big.p50_us, r.big.p50_us / d.big.p50_us);
+  std::printf("  sluice CPU per proxied call          %6.1f us  (<= 20)\n", g.cpu_us_per_call);
   return 0;
 }

@@ -262,4 +262,19 @@ inline long status_kib(pid_t pid, std::string_view field) {
 }
 inline long rss_kib(pid_t pid) { return status_kib(pid, "VmRSS"); }
 
+// The nanoseconds every thread of `pid` has run on a CPU so far (the first field of each
+// /proc/PID/task/TID/schedstat: what `perf stat -e task-clock` counts, without perf);
+// threads that already ended are not counted.
+inline double cpu_ns(pid_t pid) {
+  double total = 0;
+  std::error_code ec;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "schedstat");
+    double ns = 0;
+    if (in >> ns) total += ns;
+  }
+  return total;
+}
+
 }  // namespace sluice::bench

@@ -137,12 +137,22 @@ struct CommandLine {
   ImportLine import;
 };
 
+// How many items one page of a list sluice answers holds (serving only).
+void add_list_page_size(CLI::App& app, core::Limits& limits) {
+  app.add_option("--list-page-size", limits.list_page_size,
+                 "Items in one page of tools/list, prompts/list and resources/list (then "
+                 "nextCursor)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000}))
+      ->capture_default_str();
+}
+
 // The options of sluice without a command, which serves over stdio.
 void add_gateway_options(CLI::App& app, CommandLine& cl) {
   add_common(app, cl.common);
   add_audit_option(app, cl.common);
   add_trust_project_flag(app, cl.common);
   add_run_log_options(app, cl.common);
+  add_list_page_size(app, cl.common.limits);
   app.add_option("--expose", cl.expose,
                  "What the client sees: meta (the gateway.* meta-tools), all (every downstream "
                  "tool as server__tool), or meta,all")
@@ -188,9 +198,12 @@ void add_http_options(CLI::App& serve, HttpCliOptions& http, core::Limits& limit
       ->default_str(std::to_string(limits.http_session_idle.count()));
   serve
       .add_option("--rate-limit", limits.http_rate_limit,
-                  "HTTP: requests per second per client address, bursts of twice that (0: off)")
+                  "HTTP: requests per second per client address, bursts of twice that (0: off); "
+                  "loopback clients only with --rate-limit-loopback")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
+  serve.add_flag("--rate-limit-loopback", limits.http_rate_limit_loopback,
+                 "HTTP: apply --rate-limit to loopback clients too (they share one address)");
   serve
       .add_option("--http-header-timeout-ms", limits.http_header_timeout,
                   "HTTP: time a connection has to send a request's headers")
@@ -221,6 +234,7 @@ void add_serve(CLI::App& app, CommandLine& cl) {
   add_audit_option(serve, cl.serve_opts);
   add_trust_project_flag(serve, cl.serve_opts);
   add_run_log_options(serve, cl.serve_opts);
+  add_list_page_size(serve, cl.serve_opts.limits);
   serve.add_option("--expose", cl.expose, "What the client sees: meta, all, or meta,all")
       ->check(one_of({"meta", "all", "meta,all", "all,meta"}));
   serve.add_flag("--passthrough", cl.passthrough,

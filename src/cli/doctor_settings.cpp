@@ -76,6 +76,9 @@ const std::vector<LimitRow>& limit_rows() {
       {"http_max_sessions", [](const L& l) { return std::to_string(l.http_max_sessions); }, ""},
       {"http_session_idle", [](const L& l) { return ms(l.http_session_idle); }, ""},
       {"http_rate_limit", [](const L& l) { return fmt::format("{}/s", l.http_rate_limit); }, ""},
+      {"http_rate_limit_loopback",
+       [](const L& l) { return std::string(l.http_rate_limit_loopback ? "on" : "off"); }, ""},
+      {"list_page_size", [](const L& l) { return std::to_string(l.list_page_size); }, ""},
   };
   return rows;
 }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace sluice::core::json {
@@ -158,15 +159,19 @@ std::size_t skip_ws(std::string_view t, std::size_t i) {
 
 // Index one past the end of the string literal starting at t[i] == '"'.
 std::size_t skip_string(std::string_view t, std::size_t i) {
-  ++i;
-  while (i < t.size()) {
-    char c = t[i];
-    if (c == '\\') {
-      i += 2;
-      continue;
-    }
-    ++i;
-    if (c == '"') return i;
+  // memchr to each quote (a bulk search: strings are most of a payload's bytes), which ends
+  // the string unless an odd run of backslashes escapes it. A run never reaches back past
+  // `from`: the character before it is a quote or the opening one.
+  const char* base = t.data();
+  std::size_t from = i + 1;
+  while (from < t.size()) {
+    const void* quote = std::memchr(base + from, '"', t.size() - from);
+    if (quote == nullptr) break;
+    const std::size_t at = static_cast<std::size_t>(static_cast<const char*>(quote) - base);
+    std::size_t run = 0;
+    while (at - run > from && base[at - run - 1] == '\\') ++run;
+    if (run % 2 == 0) return at + 1;
+    from = at + 1;
   }
   return t.size();
 }

@@ -32,7 +32,8 @@ struct Limits {
   std::size_t max_tools_per_server = 10000;
   // Items in one page of a list sluice answers (tools/list, prompts/list, resources/list and
   // resources/templates/list in aggregate mode); nextCursor gives the next page.
-  std::size_t list_page_size = 100;
+  // Large by default: a fleet of 1,500 tools is listed in two round trips.
+  std::size_t list_page_size = 1000;
   // Streamable HTTP: events each SSE stream keeps for resumption with Last-Event-ID (and at
   // most this many bytes of them; the newest event is always kept), and the finished
   // streams a session keeps. Events dropped before anyone read them are counted.
@@ -55,8 +56,11 @@ struct Limits {
   std::chrono::milliseconds http_session_idle{30 * 60 * 1000};
   std::chrono::milliseconds http_session_sweep_interval{1000};
   // Streamable HTTP: requests per second per client address (bursts up to twice that);
-  // 0 turns it off.
+  // 0 turns it off. Loopback peers (127.0.0.0/8, ::1) are not limited unless
+  // http_rate_limit_loopback is set: every local client shares one address, so a per-address
+  // bucket would let one busy agent throttle every other agent on the machine.
   double http_rate_limit = 1000;
+  bool http_rate_limit_loopback = false;
   // Streamable HTTP: a request's head, from waiting for it until it is complete, and its
   // bytes; then the body's deadline; then each write to the client (a client that stops
   // reading is cut off after it).

@@ -56,8 +56,11 @@ std::string lower(std::string_view s) {
 
 RequestGuard::RequestGuard(const std::vector<std::string>& extra_hosts,
                            const std::vector<std::string>& extra_origins, std::string token,
-                           double rate)
-    : hosts_{"localhost", "127.0.0.1", "[::1]"}, token_(std::move(token)), rate_(rate) {
+                           double rate, bool limit_loopback)
+    : hosts_{"localhost", "127.0.0.1", "[::1]"},
+      token_(std::move(token)),
+      rate_(rate),
+      limit_loopback_(limit_loopback) {
   for (const auto& h : extra_hosts) hosts_.push_back(lower(h));
   for (const auto& o : extra_origins) origins_.push_back(lower(o));
 }
@@ -89,10 +92,18 @@ bool RequestGuard::authorized(std::string_view header) const {
 }
 
 bool RequestGuard::rate_allowed(const std::string& address) {
-  if (rate_ <= 0) return true;
+  if (rate_ <= 0 || (!limit_loopback_ && is_loopback_address(address))) return true;
   const auto now = core::Clock::now();
   auto it = buckets_.try_emplace(address, rate_, 2 * rate_, now).first;
   return it->second.take(now);
+}
+
+bool is_loopback_address(std::string_view address) {
+  constexpr std::string_view kMapped = "::ffff:";
+  if (address.size() > kMapped.size() && lower(address.substr(0, kMapped.size())) == kMapped) {
+    address.remove_prefix(kMapped.size());
+  }
+  return address == "::1" || address.starts_with("127.");
 }
 
 void RequestGuard::forget_idle_addresses() {

@@ -21,8 +21,10 @@ namespace sluice::transport {
 class RequestGuard {
  public:
   // `rate`: requests per second per address (bursts of twice that); 0 turns it off.
+  // `limit_loopback`: whether loopback addresses are limited too (else they always pass).
   RequestGuard(const std::vector<std::string>& extra_hosts,
-               const std::vector<std::string>& extra_origins, std::string token, double rate);
+               const std::vector<std::string>& extra_origins, std::string token, double rate,
+               bool limit_loopback = false);
 
   // The Host header names localhost, 127.0.0.1, [::1] (any port) or an extra host.
   bool host_allowed(std::string_view host_header) const;
@@ -42,6 +44,7 @@ class RequestGuard {
   std::vector<std::string> origins_;
   std::string token_;
   double rate_;
+  bool limit_loopback_;
   std::unordered_map<std::string, core::TokenBucket> buckets_;
 };
 
@@ -67,6 +70,10 @@ class IncompleteConnections {
   std::size_t cap_;
   std::unordered_map<std::string, std::size_t> counts_;
 };
+
+// Whether a client address, as text (asio's form), is a loopback one: 127.0.0.0/8, ::1, or
+// 127.0.0.0/8 mapped into IPv6.
+bool is_loopback_address(std::string_view address);
 
 // ASCII lower case.
 std::string lower(std::string_view s);

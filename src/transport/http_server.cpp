@@ -34,7 +34,7 @@ HttpServerImpl::HttpServerImpl(asio::io_context& io, HttpOptions options, HttpHo
       acceptor_(io),
       sweep_(io),
       guard_(options_.allowed_hosts, options_.allowed_origins, options_.auth_token,
-             limits.http_rate_limit),
+             limits.http_rate_limit, limits.http_rate_limit_loopback),
       sessions_(io, limits, hooks_.make_handler),
       incomplete_(limits.http_max_incomplete_per_address) {}
 

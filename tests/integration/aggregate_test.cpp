@@ -14,13 +14,18 @@ namespace bj = boost::json;
 
 class Aggregate : public ::testing::Test {
  protected:
-  void start(const std::string& expose, std::vector<std::string> fixture_args = {}) {
-    auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{"fx":)" +
-                                           fixture_entry(marker_, fixture_args) + "}}");
-    sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                 expose},
-        dir_.path(), dir_.path());
+  void start(const std::string& expose, std::vector<std::string> fixture_args = {},
+             const std::vector<std::string>& sluice_args = {}, std::size_t servers = 1) {
+    std::string entries;
+    for (std::size_t i = 0; i < servers; ++i) {
+      entries += (i ? ",\"fx" + std::to_string(i) + "\":" : "\"fx\":") +
+                 fixture_entry(marker_, fixture_args);
+    }
+    auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{)" + entries + "}}");
+    std::vector<std::string> args{"serve", "--no-discover", "--config", cfg.string(), "--expose",
+                                  expose};
+    args.insert(args.end(), sluice_args.begin(), sluice_args.end());
+    sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
     init_ = sluice_->initialize();
   }
   // Every tool name over all pages.
@@ -74,14 +79,27 @@ TEST_F(Aggregate, MetaAndAllTogetherListBoth) {
   EXPECT_NE(std::find(names.begin(), names.end(), "fx__add"), names.end());
 }
 
-TEST_F(Aggregate, LongListsArePaginated) {
-  start("all", {"--tools=250"});
+TEST_F(Aggregate, LongListsArePaginatedAtTheConfiguredPageSize) {
+  start("all", {"--tools=250"}, {"--list-page-size", "100"});
   std::size_t pages = 0;
   auto names = all_names(&pages);
   EXPECT_GE(names.size(), 250u);
-  EXPECT_GE(pages, 3u);
+  EXPECT_EQ(pages, 3u) << "250 tools and a few more, 100 a page";
   std::sort(names.begin(), names.end());
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "no duplicates";
+}
+
+TEST_F(Aggregate, FifteenHundredToolsOfThreeServersAreListedInTwoRoundTripsByDefault) {
+  start("meta,all", {"--tools=500"}, {}, 3);
+  std::size_t pages = 0;
+  auto names = all_names(&pages);
+  EXPECT_GE(names.size(), 1500u);
+  EXPECT_LE(pages, 2u);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end()) << "no duplicates";
+  for (const char* name : {"fx__echo", "fx1__echo", "fx2__echo", "gateway.invoke"}) {
+    EXPECT_TRUE(std::binary_search(names.begin(), names.end(), name)) << name;
+  }
 }
 
 TEST_F(Aggregate, AChangedDownstreamListIsAnnouncedToTheClient) {

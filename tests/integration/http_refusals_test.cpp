@@ -375,7 +375,7 @@ TEST_F(HttpFrontEnd, AFloodOfSessionsIsCappedAndMemoryStaysBounded) {
 }
 
 TEST_F(HttpFrontEnd, ABurstOverTheRateLimitGets429PerClientAddress) {
-  start({"--rate-limit", "5"});
+  start({"--rate-limit", "5", "--rate-limit-loopback"});
   int ok = 0, limited = 0;
   for (int i = 0; i < 50; ++i) {
     auto r = exchange("GET", "/health", {{"Host", host()}});
@@ -400,6 +400,21 @@ TEST_F(HttpFrontEnd, ABurstOverTheRateLimitGets429PerClientAddress) {
   }
   EXPECT_EQ(status, 200);
   expect_serving("127.0.0.3");
+}
+
+TEST_F(HttpFrontEnd, LoopbackClientsShareOneAddressSoTheRateLimitLeavesThemAlone) {
+  // The same burst as above without --rate-limit-loopback: every local agent is 127.0.0.1,
+  // and one busy one must not throttle the others.
+  start({"--rate-limit", "5"});
+  for (int i = 0; i < 50; ++i) {
+    auto r = exchange("GET", "/health", {{"Host", host()}});
+    ASSERT_EQ(r.status, 200) << i << r.all();
+  }
+  auto sid = initialize();
+  ASSERT_FALSE(sid.empty());
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(post(rpc(std::to_string(i), "ping"), headers(sid)).status, 200) << i;
+  }
 }
 
 TEST_F(HttpFrontEnd, AnIdleSessionExpiresAndIsThen404) {

@@ -176,6 +176,21 @@ TEST(JsonMemberSpan, SkipsNestedValuesHoldingBracesAndQuotes) {
   EXPECT_EQ(member_span(obj, "u"), R"([["}"]])");
 }
 
+TEST(JsonMemberSpan, AQuoteEndsAStringOnlyAfterAnEvenRunOfBackslashes) {
+  // Odd runs escape the quote, even runs are escaped backslashes before the closing quote.
+  const std::string obj =
+      R"({"a":"\\","b":"x\\\"y\"","c":"\\\\","d":"\"\"\"","e":"","f":1})";
+  EXPECT_EQ(member_span(obj, "a"), R"("\\")");
+  EXPECT_EQ(member_span(obj, "b"), R"("x\\\"y\"")");
+  EXPECT_EQ(member_span(obj, "c"), R"("\\\\")");
+  EXPECT_EQ(member_span(obj, "d"), R"("\"\"\"")");
+  EXPECT_EQ(member_span(obj, "e"), R"("")");
+  EXPECT_EQ(member_span(obj, "f"), "1");
+  // A long string, so the search runs over many bytes before its quote.
+  const std::string text(100000, 'x');
+  EXPECT_EQ(member_span(R"({"s":")" + text + R"(\\","n":2})", "n"), "2");
+}
+
 TEST(JsonMemberSpan, ToleratesWhitespaceEverywhere) {
   std::string_view obj = " \n{ \"a\" :\t[ 1 , 2 ] ,\r\n \"b\" : true , \"c\":3 } \n";
   EXPECT_EQ(member_span(obj, "a"), "[ 1 , 2 ]");

@@ -75,6 +75,26 @@ TEST(RequestGuard, AnAddressGetsABurstOfTwiceItsRateThenRefillsOverTime) {
   EXPECT_FALSE(guard.rate_allowed("10.0.0.1"));
 }
 
+TEST(RequestGuard, LoopbackClientsAreNotRateLimitedUnlessTheOperatorAsks) {
+  core::SimulatedTime sim;
+  RequestGuard guard = guard_with("", 5);
+  for (const char* address : {"127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"}) {
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(guard.rate_allowed(address)) << address << i;
+  }
+  EXPECT_EQ(guard.tracked_addresses(), 0u);
+  // An address that only looks like loopback in part is limited like any other.
+  for (const char* address : {"10.127.0.1", "::ffff:10.0.0.1", "::2", "1127.0.0.1"}) {
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(guard.rate_allowed(address)) << address << i;
+    EXPECT_FALSE(guard.rate_allowed(address)) << address;
+  }
+  // --rate-limit-loopback: loopback clients get the same bucket as any address.
+  RequestGuard strict({}, {}, "", 5, true);
+  for (const char* address : {"127.0.0.1", "::1"}) {
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(strict.rate_allowed(address)) << address << i;
+    EXPECT_FALSE(strict.rate_allowed(address)) << address;
+  }
+}
+
 TEST(RequestGuard, ARateOfZeroLetsEveryRequestThroughAndTracksNoAddress) {
   RequestGuard guard = guard_with("", 0);
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(guard.rate_allowed("10.0.0.1"));
