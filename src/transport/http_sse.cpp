@@ -86,8 +86,11 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
       conn->wake.cancel();
     });
   }
+  // The priming event goes with the head: with the first events, or alone once the first-event
+  // wait has passed.
+  std::string priming;
+  if (prime) priming = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
   std::string body;
-  if (prime) body = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
   bool head_sent = false;
   bool head_due = long_lived;  // a GET's head goes at once
   const auto first_deadline = core::Clock::now() + limits_.http_sse_first_event_wait;
@@ -104,6 +107,10 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
     const bool events_due = !body.empty() || done || (!head_sent && head_due);
     if (events_due) {
       out = head_sent ? std::string() : std::move(head);
+      if (!priming.empty()) {
+        body.insert(0, priming);
+        priming.clear();
+      }
       if (!body.empty()) out += chunk(http11, body);
       if (done && http11) out += "0\r\n\r\n";
       body.clear();
