@@ -12,7 +12,8 @@
 //     as a ratio of direct (budget 1.2).
 // sluice's own CPU (every thread, from /proc/PID/task/*/schedstat, so no perf is needed) over
 // the sequential and concurrent loads, per proxied call (budget 20 us).
-// Usage: sluice_latency SLUICE FIXTURE [N=2000] [CONCURRENT=16] [BIG=20]
+// Each figure is the median of ROUNDS rounds of the three paths in turn.
+// Usage: sluice_latency SLUICE FIXTURE [N=2000] [CONCURRENT=16] [BIG=20] [ROUNDS=3]
 //        (also: sluice_latency --relay CMD...)
 // Every read is bounded (30 s); every child is reaped.
 #include "load_process.hpp"
@@ -197,6 +198,24 @@ struct PathResult {
   double cpu_us_per_call = 0;  // of the measured process (sluice), -1 when not measured
 };
 
+// Each figure's median over the rounds (an odd count is exact; an even one takes the upper).
+PathResult median_of(std::vector<PathResult> rounds) {
+  auto median = [&](auto field) {
+    std::vector<double> v;
+    for (const PathResult& r : rounds) v.push_back(field(r));
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  PathResult m;
+  m.small.p50_us = median([](const PathResult& r) { return r.small.p50_us; });
+  m.small.p99_us = median([](const PathResult& r) { return r.small.p99_us; });
+  m.big.p50_us = median([](const PathResult& r) { return r.big.p50_us; });
+  m.big.p99_us = median([](const PathResult& r) { return r.big.p99_us; });
+  m.calls_per_s = median([](const PathResult& r) { return r.calls_per_s; });
+  m.cpu_us_per_call = median([](const PathResult& r) { return r.cpu_us_per_call; });
+  return m;
+}
+
 PathResult measure(Peer& p, int n, int callers, int big, bool through_gateway, bool cpu) {
   PathResult r;
   initialize(p);
@@ -254,8 +273,12 @@ int main(int argc, char** argv) {
   int n = argc > 3 ? std::atoi(argv[3]) : 2000;
   int callers = argc > 4 ? std::atoi(argv[4]) : 16;
   int big = argc > 5 ? std::atoi(argv[5]) : 20;
-  if (n < 10 || callers < 1 || callers > 1024 || big < 1 || big > 1000) {
-    std::fprintf(stderr, "latency: N >= 10, 1 <= CONCURRENT <= 1024, 1 <= BIG <= 1000\n");
+  int rounds = argc > 6 ? std::atoi(argv[6]) : 3;
+  if (n < 10 || callers < 1 || callers > 1024 || big < 1 || big > 1000 || rounds < 1 ||
+      rounds > 99) {
+    std::fprintf(stderr,
+                 "latency: N >= 10, 1 <= CONCURRENT <= 1024, 1 <= BIG <= 1000, "
+                 "1 <= ROUNDS <= 99\n");
     return 2;
   }
   char self[4096];
@@ -267,27 +290,33 @@ int main(int argc, char** argv) {
   std::string config = std::string(tmpl) + "/mcp.json";
   std::ofstream(config) << R"({"mcpServers":{"fx":{"command":")" << fixture << R"("}},"autoStart":["fx"]})";
 
-  Peer direct = spawn({fixture});
-  PathResult d = measure(direct, n, callers, big, false, false);
-  finish(direct);
-  Peer relayed = spawn({self, "--relay", fixture});
-  PathResult r = measure(relayed, n, callers, big, false, false);
-  finish(relayed);
-  Peer gw = spawn({sluice, "serve", "--no-discover", "--no-cache", "--state-dir", tmpl,
-                   "--config", config, "--log-level", "off"});
-  PathResult g = measure(gw, n, callers, big, true, true);
-  send_line(gw, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
-  if (await_id(gw, 9).find("isError") != std::string::npos) {
-    std::fprintf(stderr, "latency: the call through sluice failed\n");
-    return 1;
+  // The three paths in turn, `rounds` times; each figure is the median of its rounds, so a
+  // burst of noise on the machine moves one round, not the result.
+  std::vector<PathResult> ds, rs, gs;
+  for (int round = 0; round < rounds; ++round) {
+    Peer direct = spawn({fixture});
+    ds.push_back(measure(direct, n, callers, big, false, false));
+    finish(direct);
+    Peer relayed = spawn({self, "--relay", fixture});
+    rs.push_back(measure(relayed, n, callers, big, false, false));
+    finish(relayed);
+    Peer gw = spawn({sluice, "serve", "--no-discover", "--no-cache", "--state-dir", tmpl,
+                     "--config", config, "--log-level", "off"});
+    gs.push_back(measure(gw, n, callers, big, true, true));
+    send_line(gw, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
+    if (await_id(gw, 9).find("isError") != std::string::npos) {
+      std::fprintf(stderr, "latency: the call through sluice failed\n");
+      return 1;
+    }
+    finish(gw);
   }
-  finish(gw);
+  const PathResult d = median_of(ds), r = median_of(rs), g = median_of(gs);
   std::string rm = std::string("rm -rf ") + tmpl;
   if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "latency: %s left behind\n", tmpl);
 
   std::printf("sequential: %d calls a path; concurrent: %d callers on one session; large: %d "
-              "calls of 1 MiB each way\n",
-              n, callers, big);
+              "calls of 1 MiB each way; medians of %d rounds\n",
+              n, callers, big, rounds);
   std::printf("%-7s %10s %10s %10s %12s %12s %12s\n", "path", "p50 us", "p99 us", "added us",
               "calls/s", "1MiB p50 ms", "cpu us/call");
   for (auto [name, x] : {std::pair<const char*, const PathResult*>{"direct", &d},

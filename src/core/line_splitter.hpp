@@ -16,6 +16,10 @@ struct Line {
   std::string_view text;      // without the newline; the kept prefix when truncated
   bool truncated = false;     // the line was longer than the cap
   std::size_t total_bytes = 0;  // full length of the line as sent
+  // When the line was gathered over several reads, the splitter's buffer holding exactly
+  // `text`: the receiver may move it out instead of copying a large line (the splitter
+  // starts afresh after the call either way). Null when `text` points into the chunk.
+  std::string* owned = nullptr;
 };
 
 class LineSplitter {
@@ -42,7 +46,7 @@ class LineSplitter {
         on_line(Line{chunk.substr(0, take), false, take});  // fast path: no copy
       } else {
         append(chunk.substr(0, take));
-        on_line(Line{buffer_, over_, pending_});
+        on_line(Line{buffer_, over_, pending_, over_ ? nullptr : &buffer_});
         reset();
       }
       chunk.remove_prefix(take + 1);
@@ -52,7 +56,7 @@ class LineSplitter {
   // At end of stream: reports an unterminated last line, if any.
   template <class F>
   void finish(F&& on_line) {
-    if (pending_ > 0) on_line(Line{buffer_, over_, pending_});
+    if (pending_ > 0) on_line(Line{buffer_, over_, pending_, over_ ? nullptr : &buffer_});
     reset();
   }
 

@@ -72,6 +72,8 @@ asio::awaitable<void> FdStream::read_loop() {
     if (line.truncated) {
       session_->on_oversized_frame(line.text, line.total_bytes);
       violation_ = end_at_limit;
+    } else if (line.owned != nullptr) {
+      session_->on_frame(std::move(*line.owned));  // a long line: no copy
     } else {
       session_->on_frame(std::string(line.text));
     }
@@ -114,7 +116,11 @@ void FdStream::send(std::string frame) {
     finish(true);
     return;
   }
-  queued_ += frame;
+  if (queued_.empty()) {
+    queued_ = std::move(frame);  // the frame's own buffer is written: no copy of a large one
+  } else {
+    queued_ += frame;
+  }
   queued_ += '\n';
   if (!write_in_flight_) start_write();
 }

@@ -55,6 +55,34 @@ TEST(LineSplitter, ALineSplitAcrossChunksIsJoined) {
   EXPECT_EQ(s.buffered_bytes(), 0u);
 }
 
+TEST(LineSplitter, ALineGatheredOverSeveralReadsMayBeMovedOutAndTheNextStartsClean) {
+  LineSplitter s(1024, 64);
+  std::vector<std::string> taken;
+  std::vector<bool> owned;
+  auto take = [&](const Line& l) {
+    owned.push_back(l.owned != nullptr);
+    if (l.owned) {
+      EXPECT_EQ(l.owned->data(), l.text.data());
+      EXPECT_EQ(l.owned->size(), l.text.size());
+      taken.push_back(std::move(*l.owned));
+    } else {
+      taken.emplace_back(l.text);
+    }
+  };
+  s.feed("first ", take);
+  s.feed("line\nsecond\nthi", take);  // "second" lies inside one chunk: not owned
+  s.feed("rd", take);
+  s.finish(take);
+  ASSERT_EQ(taken, (std::vector<std::string>{"first line", "second", "third"}));
+  EXPECT_EQ(owned, (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(s.buffered_bytes(), 0u);
+  // A truncated line offers nothing to take: its text is only the kept head.
+  LineSplitter small(8, 4);
+  small.feed("0123456789", take);
+  small.feed("\n", take);
+  EXPECT_FALSE(owned.back());
+}
+
 TEST(LineSplitter, ManyLinesInOneChunkAreReportedInOrder) {
   LineSplitter s(1024, 64);
   Collector c(s);
