@@ -28,16 +28,26 @@ Page select_page(std::size_t total, std::string_view cursor, std::size_t page_si
   return page;
 }
 
+std::string page_result_text(std::size_t total, std::string_view cursor, std::size_t page_size,
+                             std::string_view key,
+                             const std::function<void(std::size_t, std::string&)>& append_item) {
+  Page page = select_page(total, cursor, page_size);
+  std::string out = "{" + bj::serialize(bj::string(key)) + ":[";
+  for (std::size_t i = page.begin; i < page.end; ++i) {
+    if (i != page.begin) out += ',';
+    append_item(i, out);
+  }
+  out += ']';
+  if (page.next_cursor) out += R"(,"nextCursor":)" + bj::serialize(bj::string(*page.next_cursor));
+  out += '}';
+  return out;
+}
+
 std::string page_result(std::size_t total, std::string_view cursor, std::size_t page_size,
                         std::string_view key, const std::function<bj::value(std::size_t)>& item) {
-  Page page = select_page(total, cursor, page_size);
-  bj::array items;
-  items.reserve(page.end - page.begin);
-  for (std::size_t i = page.begin; i < page.end; ++i) items.push_back(item(i));
-  bj::object out;
-  out[key] = std::move(items);
-  if (page.next_cursor) out["nextCursor"] = *page.next_cursor;
-  return bj::serialize(out);
+  return page_result_text(total, cursor, page_size, key, [&item](std::size_t i, std::string& out) {
+    out += bj::serialize(item(i));
+  });
 }
 
 std::string page_result(std::vector<bj::value> items, std::string_view cursor,

@@ -36,6 +36,11 @@ Page select_page(std::size_t total, std::string_view cursor, std::size_t page_si
 std::string page_result(std::size_t total, std::string_view cursor, std::size_t page_size,
                         std::string_view key,
                         const std::function<boost::json::value(std::size_t)>& item);
+// The same, each item given as its JSON text: append_item(i, out) appends item i's text to
+// `out` (for lists whose items are kept as text: no parse, no serialisation).
+std::string page_result_text(std::size_t total, std::string_view cursor, std::size_t page_size,
+                             std::string_view key,
+                             const std::function<void(std::size_t, std::string&)>& append_item);
 // The same over items already built.
 std::string page_result(std::vector<boost::json::value> items, std::string_view cursor,
                         std::size_t page_size, std::string_view key);

@@ -119,17 +119,30 @@ std::string AggregateRouter::tools_page(std::string_view cursor,
   }
   std::vector<std::pair<const Downstream*, const ToolEntry*>> tools;
   for (const auto& d : gateway_.fleet().servers()) {
-    for (const auto& tool : d->tools()) tools.emplace_back(d.get(), &tool);
+    // A cached summary (a server that did not start) is no tool definition to list.
+    for (const auto& tool : d->tools()) {
+      if (!tool.summary) tools.emplace_back(d.get(), &tool);
+    }
   }
   const std::size_t meta_count = meta ? meta->size() : 0;
-  return mcp::page_result(meta_count + tools.size(), cursor, gateway_.limits().list_page_size,
-                          "tools", [&](std::size_t i) -> bj::value {
-                            if (i < meta_count) return (*meta)[i];
-                            auto [d, tool] = tools[i - meta_count];
-                            bj::value v = bj::parse(tool->raw);
-                            v.as_object()["name"] = public_name(*d, tool->name);
-                            return v;
-                          });
+  // A tool's text as listed (kept serialised, one "name" member) with its name replaced in
+  // place: no parse or serialisation per tool.
+  return mcp::page_result_text(
+      meta_count + tools.size(), cursor, gateway_.limits().list_page_size, "tools",
+      [&](std::size_t i, std::string& out) {
+        if (i < meta_count) {
+          out += bj::serialize((*meta)[i]);
+          return;
+        }
+        auto [d, tool] = tools[i - meta_count];
+        const std::string_view raw = tool->raw;
+        // A listed tool's text always has its string name (ToolEntry).
+        const std::string_view name = *cj::member_span(raw, "name");
+        const auto at = static_cast<std::size_t>(name.data() - raw.data());
+        out.append(raw.substr(0, at));
+        out += cj::quote(public_name(*d, tool->name));
+        out.append(raw.substr(at + name.size()));
+      });
 }
 
 std::string AggregateRouter::public_name(const Downstream& server, std::string_view name) const {
