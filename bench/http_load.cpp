@@ -30,10 +30,10 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/redirect_error.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -524,8 +524,8 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
 
   asio::io_context io;
   std::vector<HttpCaller> callers;
-  out.load = load_over_http(io, server, clients, calls, "fx__echo", sluice.pid(), out.tally,
-                            callers);
+  out.load =
+      load_over_http(io, server, clients, calls, "fx__echo", sluice.pid(), out.tally, callers);
 
   // Idle sessions: the load sessions stay open, their connections are closed first.
   std::vector<std::string> sessions;
@@ -632,8 +632,7 @@ int run_responder(const std::string& port_file) {
 }
 
 // The same HTTP load as sluice's against the responder.
-Stats run_floor(const std::string& self, const std::filesystem::path& dir, int clients,
-                int calls) {
+Stats run_floor(const std::string& self, const std::filesystem::path& dir, int clients, int calls) {
   const std::string port_file = (dir / "floor-port").string();
   Process floor({self, "--responder", port_file}, false, true);
   int port = wait_for_port(floor, port_file);

@@ -223,8 +223,8 @@ PathResult measure(Peer& p, int n, int callers, int big, bool through_gateway, b
   const int concurrent_calls = std::max(callers * 8, n / 10 * callers);
   const double cpu0 = cpu ? cpu_ns(p.pid) : 0;
   r.small = sequential(p, n, warmup, call_of(through_gateway, "ping"), 100);
-  r.calls_per_s = concurrent(p, callers, concurrent_calls, call_of(through_gateway, "ping"),
-                             100 + n + warmup);
+  r.calls_per_s =
+      concurrent(p, callers, concurrent_calls, call_of(through_gateway, "ping"), 100 + n + warmup);
   r.cpu_us_per_call = cpu ? (cpu_ns(p.pid) - cpu0) / 1000.0 / (n + warmup + concurrent_calls) : -1;
   const std::string mib = payload_text(1u << 20);
   r.big = sequential(p, big, 2, call_of(through_gateway, mib), 10'000'000);
@@ -232,11 +232,12 @@ PathResult measure(Peer& p, int n, int callers, int big, bool through_gateway, b
 }
 
 int relay(char** argv) {
-  Peer child = spawn(std::vector<std::string>(argv, argv + [&] {
-                                                   int k = 0;
-                                                   while (argv[k]) ++k;
-                                                   return k;
-                                                 }()));
+  Peer child = spawn(std::vector<std::string>(
+      argv, argv + [&] {
+        int k = 0;
+        while (argv[k]) ++k;
+        return k;
+      }()));
   pollfd fds[2] = {{0, POLLIN, 0}, {child.out, POLLIN, 0}};
   char buf[65536];
   for (;;) {
@@ -288,7 +289,8 @@ int main(int argc, char** argv) {
   char tmpl[] = "/tmp/sluice-latency-XXXXXX";
   if (!mkdtemp(tmpl)) return 1;
   std::string config = std::string(tmpl) + "/mcp.json";
-  std::ofstream(config) << R"({"mcpServers":{"fx":{"command":")" << fixture << R"("}},"autoStart":["fx"]})";
+  std::ofstream(config) << R"({"mcpServers":{"fx":{"command":")" << fixture
+                        << R"("}},"autoStart":["fx"]})";
 
   // The three paths in turn, `rounds` times; each figure is the median of its rounds, so a
   // burst of noise on the machine moves one round, not the result.
@@ -303,7 +305,9 @@ int main(int argc, char** argv) {
     Peer gw = spawn({sluice, "serve", "--no-discover", "--no-cache", "--state-dir", tmpl,
                      "--config", config, "--log-level", "off"});
     gs.push_back(measure(gw, n, callers, big, true, true));
-    send_line(gw, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
+    send_line(
+        gw,
+        R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
     if (await_id(gw, 9).find("isError") != std::string::npos) {
       std::fprintf(stderr, "latency: the call through sluice failed\n");
       return 1;
@@ -314,14 +318,14 @@ int main(int argc, char** argv) {
   std::string rm = std::string("rm -rf ") + tmpl;
   if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "latency: %s left behind\n", tmpl);
 
-  std::printf("sequential: %d calls a path; concurrent: %d callers on one session; large: %d "
-              "calls of 1 MiB each way; medians of %d rounds\n",
-              n, callers, big, rounds);
+  std::printf(
+      "sequential: %d calls a path; concurrent: %d callers on one session; large: %d "
+      "calls of 1 MiB each way; medians of %d rounds\n",
+      n, callers, big, rounds);
   std::printf("%-7s %10s %10s %10s %12s %12s %12s\n", "path", "p50 us", "p99 us", "added us",
               "calls/s", "1MiB p50 ms", "cpu us/call");
-  for (auto [name, x] : {std::pair<const char*, const PathResult*>{"direct", &d},
-                         {"relay", &r},
-                         {"sluice", &g}}) {
+  for (auto [name, x] :
+       {std::pair<const char*, const PathResult*>{"direct", &d}, {"relay", &r}, {"sluice", &g}}) {
     std::printf("%-7s %10.1f %10.1f %10.1f %12.0f %12.2f", name, x->small.p50_us, x->small.p99_us,
                 x->small.p50_us - d.small.p50_us, x->calls_per_s, x->big.p50_us / 1000.0);
     if (x->cpu_us_per_call >= 0) {

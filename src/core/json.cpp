@@ -136,8 +136,7 @@ struct NullHandler {
   bool on_comment(bj::string_view, bj::error_code&) { return true; }
 };
 
-ParseError make_parse_error(const bj::error_code& ec, std::size_t used,
-                            const ParseLimits& limits) {
+ParseError make_parse_error(const bj::error_code& ec, std::size_t used, const ParseLimits& limits) {
   ParseError err;
   err.problem = ec == bj::error::too_deep ? ParseProblem::too_deep : ParseProblem::syntax;
   err.message = err.problem == ParseProblem::too_deep
@@ -197,12 +196,11 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
     }
     return i;
   }
-  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' &&
-         t[i] != '\t' && t[i] != '\n' && t[i] != '\r')
+  while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' && t[i] != ' ' && t[i] != '\t' &&
+         t[i] != '\n' && t[i] != '\r')
     ++i;
   return i;
 }
-
 
 }  // namespace
 
@@ -279,8 +277,8 @@ std::optional<std::string_view> member_span(std::string_view object_text, std::s
 std::string_view trim(std::string_view text) {
   std::size_t b = skip_ws(text, 0);
   std::size_t e = text.size();
-  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' ||
-                   text[e - 1] == '\r'))
+  while (e > b &&
+         (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' || text[e - 1] == '\r'))
     --e;
   return text.substr(b, e - b);
 }

@@ -13,8 +13,8 @@
 namespace sluice::core {
 
 struct Line {
-  std::string_view text;      // without the newline; the kept prefix when truncated
-  bool truncated = false;     // the line was longer than the cap
+  std::string_view text;        // without the newline; the kept prefix when truncated
+  bool truncated = false;       // the line was longer than the cap
   std::size_t total_bytes = 0;  // full length of the line as sent
   // When the line was gathered over several reads, the splitter's buffer holding exactly
   // `text`: the receiver may move it out instead of copying a large line (the splitter
@@ -28,8 +28,8 @@ class LineSplitter {
   // for stderr (logged with "(truncated)"), a small head for MCP frames (enough to find the
   // request id the oversized answer belongs to), the rest dropped as it arrives.
   LineSplitter(std::size_t max_line_bytes, std::size_t keep_on_overflow)
-      : max_(max_line_bytes), keep_(keep_on_overflow < max_line_bytes ? keep_on_overflow
-                                                                      : max_line_bytes) {}
+      : max_(max_line_bytes),
+        keep_(keep_on_overflow < max_line_bytes ? keep_on_overflow : max_line_bytes) {}
 
   // Calls on_line(const Line&) for every complete line in `chunk`. A Line's text is valid
   // only during the call.

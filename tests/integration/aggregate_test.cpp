@@ -22,8 +22,8 @@ class Aggregate : public ::testing::Test {
                  fixture_entry(marker_, fixture_args);
     }
     auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{)" + entries + "}}");
-    std::vector<std::string> args{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                  expose};
+    std::vector<std::string> args{"serve",      "--no-discover", "--config",
+                                  cfg.string(), "--expose",      expose};
     args.insert(args.end(), sluice_args.begin(), sluice_args.end());
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
     init_ = sluice_->initialize();
@@ -34,14 +34,13 @@ class Aggregate : public ::testing::Test {
     std::string cursor;
     std::size_t n = 0;
     do {
-      auto r = sluice_->request("tools/list", cursor.empty() ? "{}"
-                                                             : R"({"cursor":")" + cursor + "\"}")
-                   .at("result");
+      auto r =
+          sluice_->request("tools/list", cursor.empty() ? "{}" : R"({"cursor":")" + cursor + "\"}")
+              .at("result");
       ++n;
       for (const auto& t : r.at("tools").as_array()) names.emplace_back(t.at("name").as_string());
-      cursor = r.as_object().contains("nextCursor")
-                   ? std::string(r.at("nextCursor").as_string())
-                   : "";
+      cursor =
+          r.as_object().contains("nextCursor") ? std::string(r.at("nextCursor").as_string()) : "";
     } while (!cursor.empty() && n < 100);
     if (pages) *pages = n;
     return names;
@@ -102,6 +101,23 @@ TEST_F(Aggregate, FifteenHundredToolsOfThreeServersAreListedInTwoRoundTripsByDef
   }
 }
 
+TEST_F(Aggregate, EveryToolOfALongListIsFoundByItsNameAndAnUnknownOneIsNot) {
+  // Lookups go through an index sorted by name, not the order the server listed.
+  start("meta,all", {"--tools=500"});
+  auto names = all_names();
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < names.size(); i += 7) {
+    if (names[i].rfind("fx__", 0) != 0) continue;
+    const std::string id = "fx::" + names[i].substr(4);
+    auto r = sluice_->call_tool("gateway.describe", R"({"tool_id":")" + id + R"("})");
+    EXPECT_FALSE(is_error(r)) << id << ": " << text_of(r);
+    ++checked;
+  }
+  EXPECT_GE(checked, 70u);
+  auto unknown = sluice_->call_tool("gateway.describe", R"({"tool_id":"fx::no_such_tool"})");
+  EXPECT_TRUE(is_error(unknown));
+}
+
 TEST_F(Aggregate, AChangedDownstreamListIsAnnouncedToTheClient) {
   start("all");
   all_names();  // starts the server (whose tools, now known, are announced once)
@@ -139,8 +155,8 @@ class AggregateRelay : public ::testing::Test {
     bj::object entry{{"command", CONFORMANCE_SERVER},
                      {"env", bj::object{{"SLUICE_FIXTURE_MARKER", marker_}}}};
     auto cfg = dir_.write(".mcp.json", R"({"mcpServers":{"conf":)" + bj::serialize(entry) + "}}");
-    std::vector<std::string> args{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                  "all"};
+    std::vector<std::string> args{"serve",      "--no-discover", "--config",
+                                  cfg.string(), "--expose",      "all"};
     args.insert(args.end(), extra.begin(), extra.end());
     if (sluice_) expect_clean_exit(*sluice_);
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
@@ -194,20 +210,17 @@ TEST_F(AggregateRelay, ADownstreamsLogMessagesReachTheClient) {
   EXPECT_EQ(logs, 3u);
 }
 
-
 TEST_F(AggregateRelay, PromptsAreListedAsServerPromptAndRoutedBack) {
-  auto init_caps = sluice_->request("initialize",
-                                    R"({"protocolVersion":"2025-11-25","capabilities":{},)"
-                                    R"("clientInfo":{"name":"again","version":"1"}})");
+  auto init_caps =
+      sluice_->request("initialize", R"({"protocolVersion":"2025-11-25","capabilities":{},)"
+                                     R"("clientInfo":{"name":"again","version":"1"}})");
   EXPECT_TRUE(init_caps.at("result").at("capabilities").as_object().contains("prompts"));
   auto list = sluice_->request("prompts/list", "{}").at("result").at("prompts").as_array();
   std::vector<std::string> names;
   for (const auto& p : list) names.emplace_back(p.at("name").as_string());
-  EXPECT_NE(std::find(names.begin(), names.end(), "conf__test_prompt_with_arguments"),
-            names.end());
-  auto got = sluice_->request("prompts/get",
-                              R"({"name":"conf__test_prompt_with_arguments",)"
-                              R"("arguments":{"arg1":"one","arg2":"two"}})");
+  EXPECT_NE(std::find(names.begin(), names.end(), "conf__test_prompt_with_arguments"), names.end());
+  auto got = sluice_->request("prompts/get", R"({"name":"conf__test_prompt_with_arguments",)"
+                                             R"("arguments":{"arg1":"one","arg2":"two"}})");
   ASSERT_TRUE(got.as_object().contains("result")) << bj::serialize(got);
   EXPECT_NE(bj::serialize(got).find("one"), std::string::npos);
   auto unknown = sluice_->request("prompts/get", R"({"name":"nope__x"})");
@@ -249,17 +262,18 @@ TEST(Passthrough, NeedsExactlyOneServer) {
   TempDir dir;
   auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"a":{"command":"/bin/true"},)"
                                     R"("b":{"command":"/bin/true"}}})");
-  auto r = run_sluice({"serve", "--no-discover", "--config", cfg.string(), "--expose", "all",
-                       "--passthrough"},
-                      dir.path(), dir.path());
+  auto r = run_sluice(
+      {"serve", "--no-discover", "--config", cfg.string(), "--expose", "all", "--passthrough"},
+      dir.path(), dir.path());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("exactly one configured server"), std::string::npos) << r.err;
 }
 
 TEST_F(AggregateRelay, CompletionAndLogLevelGoToTheOwningServer) {
-  auto c = sluice_->request("completion/complete",
-                            R"({"ref":{"type":"ref/prompt","name":"conf__test_prompt_with_arguments"},)"
-                            R"("argument":{"name":"arg1","value":"x"}})");
+  auto c =
+      sluice_->request("completion/complete",
+                       R"({"ref":{"type":"ref/prompt","name":"conf__test_prompt_with_arguments"},)"
+                       R"("argument":{"name":"arg1","value":"x"}})");
   ASSERT_TRUE(c.as_object().contains("result")) << bj::serialize(c);
   EXPECT_TRUE(c.at("result").as_object().contains("completion"));
   auto level = sluice_->request("logging/setLevel", R"({"level":"warning"})");

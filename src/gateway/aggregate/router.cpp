@@ -55,10 +55,10 @@ std::string withheld(const config::AccessPolicy& access, config::Subject subject
   std::string why = access.denial(subject, server.name(), name);
   if (why.empty()) return why;
   const bool prompt = subject == config::Subject::prompts;
-  return withheld_refusal(fmt::format("{} {} of server {}", prompt ? "prompt" : "resource",
-                                      prompt ? core::show_name(name) : std::string("(a URI)"),
-                                      server.name()),
-                          why);
+  return withheld_refusal(
+      fmt::format("{} {} of server {}", prompt ? "prompt" : "resource",
+                  prompt ? core::show_name(name) : std::string("(a URI)"), server.name()),
+      why);
 }
 
 // A request for a URI no server lists: refused with the rule when the policy withholds it
@@ -127,22 +127,21 @@ std::string AggregateRouter::tools_page(std::string_view cursor,
   const std::size_t meta_count = meta ? meta->size() : 0;
   // A tool's text as listed (kept serialised, one "name" member) with its name replaced in
   // place: no parse or serialisation per tool.
-  return mcp::page_result_text(
-      meta_count + tools.size(), cursor, gateway_.limits().list_page_size, "tools",
-      [&](std::size_t i, std::string& out) {
-        if (i < meta_count) {
-          out += bj::serialize((*meta)[i]);
-          return;
-        }
-        auto [d, tool] = tools[i - meta_count];
-        const std::string_view raw = tool->raw;
-        // A listed tool's text always has its string name (ToolEntry).
-        const std::string_view name = *cj::member_span(raw, "name");
-        const auto at = static_cast<std::size_t>(name.data() - raw.data());
-        out.append(raw.substr(0, at));
-        out += cj::quote(public_name(*d, tool->name));
-        out.append(raw.substr(at + name.size()));
-      });
+  return mcp::page_result_text(meta_count + tools.size(), cursor, gateway_.limits().list_page_size,
+                               "tools", [&](std::size_t i, std::string& out) {
+                                 if (i < meta_count) {
+                                   out += bj::serialize((*meta)[i]);
+                                   return;
+                                 }
+                                 auto [d, tool] = tools[i - meta_count];
+                                 const std::string_view raw = tool->raw;
+                                 // A listed tool's text always has its string name (ToolEntry).
+                                 const std::string_view name = *cj::member_span(raw, "name");
+                                 const auto at = static_cast<std::size_t>(name.data() - raw.data());
+                                 out.append(raw.substr(0, at));
+                                 out += cj::quote(public_name(*d, tool->name));
+                                 out.append(raw.substr(at + name.size()));
+                               });
 }
 
 std::string AggregateRouter::public_name(const Downstream& server, std::string_view name) const {

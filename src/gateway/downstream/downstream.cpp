@@ -62,10 +62,7 @@ Downstream::~Downstream() {
 }
 
 const ToolEntry* Downstream::find_tool(std::string_view name) const {
-  for (const auto& t : peer_.tools()) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
+  return peer_.find_tool(name);
 }
 
 std::string Downstream::spawn_token() const {

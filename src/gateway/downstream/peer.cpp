@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace sluice::gateway {
 namespace cj = core::json;
 namespace bj = boost::json;
@@ -170,6 +172,24 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(std::string_view tool,
   auto session = session_;  // keeps the session alive across a teardown
   co_return co_await session->request("tools/call", std::move(params), timeout, cancel, nullptr,
                                       tracking);
+}
+
+const ToolEntry* DownstreamPeer::find_tool(std::string_view name) const {
+  auto it =
+      std::lower_bound(tool_index_.begin(), tool_index_.end(), name,
+                       [this](std::uint32_t i, std::string_view n) { return tools_[i].name < n; });
+  return it != tool_index_.end() && tools_[*it].name == name ? &tools_[*it] : nullptr;
+}
+
+void DownstreamPeer::set_tools(std::vector<ToolEntry> tools) {
+  tools_ = std::move(tools);
+  tool_index_.resize(tools_.size());
+  for (std::size_t i = 0; i < tools_.size(); ++i) tool_index_[i] = static_cast<std::uint32_t>(i);
+  // Stable: of two tools with one name (a listing skips repeats) the first is found.
+  std::stable_sort(
+      tool_index_.begin(), tool_index_.end(),
+      [this](std::uint32_t a, std::uint32_t b) { return tools_[a].name < tools_[b].name; });
+  tool_index_.shrink_to_fit();
 }
 
 }  // namespace sluice::gateway

@@ -204,6 +204,9 @@ class DownstreamPeer {
   bool offers(std::string_view capability) const;
   bool tools_known() const { return tools_known_; }
   const std::vector<ToolEntry>& tools() const { return tools_; }
+  // The tool of that name, or null: a binary search of an index by name (4 bytes a tool), so
+  // a call costs about the same with 10 tools or 10,000.
+  const ToolEntry* find_tool(std::string_view name) const;
   const std::vector<std::string>& prompts() const { return prompts_; }
   const std::vector<std::string>& resources() const { return resources_; }
   const std::vector<std::string>& resource_templates() const { return resource_templates_; }
@@ -231,6 +234,8 @@ class DownstreamPeer {
   // Whether the policy withholds the entry of list `key` whose identity is `identity`.
   bool withheld(std::string_view key, std::string_view identity) const;
   bool fail(std::string reason);
+  // Replaces the tool list and its index by name.
+  void set_tools(std::vector<ToolEntry> tools);
   // Keeps serverInfo's name and version from an initialize result (short printable strings
   // only; else empty).
   void read_server_info(std::string_view initialize_result);
@@ -253,6 +258,7 @@ class DownstreamPeer {
   std::string server_name_, server_version_;
   bool asked_for_roots_ = false;
   std::vector<ToolEntry> tools_;
+  std::vector<std::uint32_t> tool_index_;  // positions in tools_, in the order of their names
   std::vector<std::string> prompts_, resources_, resource_templates_;
   SkippedEntries skipped_;
 };

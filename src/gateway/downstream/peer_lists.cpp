@@ -223,7 +223,7 @@ asio::awaitable<bool> DownstreamPeer::list_tools() {
       [&] { return tools.size() >= limits_.max_tools_per_server; }, skipped);
   if (!ok) co_return false;
   skipped_.tools = skipped;
-  tools_ = std::move(tools);
+  set_tools(std::move(tools));
   tools_known_ = true;
   lists_cached_ = false;
   listed_at_ms_ = core::unix_ms_now();

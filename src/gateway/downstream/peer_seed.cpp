@@ -92,7 +92,7 @@ void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummari
     core::log::warn("server {}: the catalog cache held {} unusable entr{}, skipped", name_, skipped,
                     skipped == 1 ? "y" : "ies");
   }
-  tools_ = std::move(tools);
+  set_tools(std::move(tools));
   tools_known_ = true;
   lists_cached_ = true;
   listed_at_ms_ = listing.listed_at_ms;

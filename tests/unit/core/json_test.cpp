@@ -58,10 +58,11 @@ TEST(JsonParseStrict, DuplicateKeysSpelledWithDifferentEscapesAreRejected) {
   EXPECT_EQ(strict_problem(R"({"\u00e9":1,"é":2})"), ParseProblem::duplicate_key);
 }
 
-// Regression test; the bug it pins (now fixed): duplicates are found by comparing, in post-order, each object's parsed member count
-// with its size in the DOM. The discarded duplicate's value is not in the DOM, so its nested
-// objects shift the sequence; when the counts happen to line up again the duplicate passes.
-// Input {"a":{"x":1},"a":{"y":1}}: expected duplicate_key, actual: accepted as {"a":{"y":1}}.
+// Regression test; the bug it pins (now fixed): duplicates are found by comparing, in post-order,
+// each object's parsed member count with its size in the DOM. The discarded duplicate's value is
+// not in the DOM, so its nested objects shift the sequence; when the counts happen to line up again
+// the duplicate passes. Input {"a":{"x":1},"a":{"y":1}}: expected duplicate_key, actual: accepted
+// as {"a":{"y":1}}.
 TEST(JsonParseStrict, DuplicateKeysWhoseFirstValueHoldsAnObjectAreRejected) {
   EXPECT_EQ(strict_problem(R"({"a":{"x":1},"a":{"y":1}})"), ParseProblem::duplicate_key);
   EXPECT_EQ(strict_problem(R"({"p":{"a":{"u":{"v":{}},"b":1,"c":1,"d":1},"a":{}},"q":1,"r":1})"),
@@ -178,8 +179,7 @@ TEST(JsonMemberSpan, SkipsNestedValuesHoldingBracesAndQuotes) {
 
 TEST(JsonMemberSpan, AQuoteEndsAStringOnlyAfterAnEvenRunOfBackslashes) {
   // Odd runs escape the quote, even runs are escaped backslashes before the closing quote.
-  const std::string obj =
-      R"({"a":"\\","b":"x\\\"y\"","c":"\\\\","d":"\"\"\"","e":"","f":1})";
+  const std::string obj = R"({"a":"\\","b":"x\\\"y\"","c":"\\\\","d":"\"\"\"","e":"","f":1})";
   EXPECT_EQ(member_span(obj, "a"), R"("\\")");
   EXPECT_EQ(member_span(obj, "b"), R"("x\\\"y\"")");
   EXPECT_EQ(member_span(obj, "c"), R"("\\\\")");
