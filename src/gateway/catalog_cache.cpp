@@ -1,12 +1,12 @@
 // The Gateway's use of the catalog cache and of indexing on demand: the cache's lists seed the
 // servers not started yet, every live listing is stored, and a search first indexes the
 // servers whose tools are not known at all.
+#include "core/heap.hpp"
 #include "core/log.hpp"
 #include "gateway/catalog/catalog_index.hpp"
 #include "gateway/gateway.hpp"
 #include "store/fingerprint.hpp"
 
-#include <malloc.h>
 
 #include <unordered_map>
 
@@ -40,7 +40,7 @@ asio::awaitable<void> Gateway::load_cache() {
   listings.shrink_to_fit();
   newest.clear();
   // The listings as read were a transient copy of the whole cache: give their pages back.
-  ::malloc_trim(0);
+  core::release_free_heap();
   if (seeded > 0) {
     core::log::info("catalog cache: the lists of {} server(s) not started yet, {} tools", seeded,
                     tools);

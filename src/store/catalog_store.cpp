@@ -8,9 +8,9 @@
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <malloc.h>
 
 #include "core/clock.hpp"
+#include "core/heap.hpp"
 #include "core/log.hpp"
 #include "core/signals_blocked.hpp"
 #include "core/spawn.hpp"
@@ -296,7 +296,7 @@ void CatalogStore::run_worker() {
         answered = true;
         load->done(std::move(listings));
         // This thread's heap held the whole cache while it was read: give its pages back.
-        ::malloc_trim(0);
+        core::release_free_heap();
       } else if (auto* tool = std::get_if<LoadTool>(&job)) {
         std::optional<std::string> found;
         if (worker) found = worker->file.load_tool(tool->server, tool->fingerprint, tool->name);

@@ -1,6 +1,7 @@
 #include "gateway/catalog/catalog.hpp"
 
 #include "config/trust_store.hpp"
+#include "core/heap.hpp"
 #include "core/wall_clock.hpp"
 #include "mcp/tool_result.hpp"
 
@@ -8,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -156,14 +156,14 @@ void Catalog::rebuild() {
   index_.rebuild(indexed_tools());
   // A rebuild's scratch (the previous index, term tables, the texts it analysed) is freed
   // above; give its pages back rather than keep them resident.
-  ::malloc_trim(0);
+  core::release_free_heap();
 }
 
 std::vector<std::string> Catalog::refresh() {
   if (!stale_) return {};
   stale_ = false;
   index_.rebuild(indexed_tools(), 0);
-  ::malloc_trim(0);
+  core::release_free_heap();
   return index_.unlooked_words();
 }
 
