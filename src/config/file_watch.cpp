@@ -84,8 +84,10 @@ std::vector<std::string> FileWatch::watch(const std::vector<fs::path>& files) {
     return problems;
   }
   const int fd = impl_->stream.native_handle();
-  for (const auto& [wd, dir] : dirs_) ::inotify_rm_watch(fd, wd);
-  dirs_.clear();
+  // A folder watched already keeps its watch (adding it again returns the same descriptor):
+  // dropping it first would lose the events queued for it meanwhile, such as a change made
+  // while the files were being read. Only folders no longer wanted are dropped, at the end.
+  std::map<int, Directory> next;
   // The directories, each with the names in it that count.
   std::map<fs::path, std::set<std::string, std::less<>>> wanted;
   for (const fs::path& file : files) {
@@ -101,10 +103,14 @@ std::vector<std::string> FileWatch::watch(const std::vector<fs::path>& files) {
       continue;
     }
     // Two paths to one folder (a symlink) share a descriptor: their names are merged.
-    Directory& d = dirs_[wd];
+    Directory& d = next[wd];
     d.path = dir;
     d.names.merge(names);
   }
+  for (const auto& [wd, dir] : dirs_) {
+    if (!next.contains(wd)) ::inotify_rm_watch(fd, wd);
+  }
+  dirs_ = std::move(next);
   return problems;
 }
 

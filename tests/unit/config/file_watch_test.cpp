@@ -58,6 +58,28 @@ TEST_F(FileWatchTest, AWriteToAWatchedFileIsReportedOnce) {
   EXPECT_EQ(changes_, 1);
 }
 
+TEST_F(FileWatchTest, AChangeMadeWhileTheFilesAreWatchedAgainIsNotLost) {
+  // A reread watches its files again; a change that came just before (its event still
+  // queued, unread) must still be reported: the folder's watch is kept, not dropped and added.
+  write(dir_ / ".mcp.json", "{}");
+  FileWatch watch(io_, 20ms, [&] { ++changes_; });
+  EXPECT_TRUE(watch.watch({dir_ / ".mcp.json"}).empty());
+  write(dir_ / ".mcp.json", R"({"mcpServers":{}})");  // queued; the loop has not read it
+  EXPECT_TRUE(watch.watch({dir_ / ".mcp.json", dir_ / "other.json"}).empty());
+  EXPECT_EQ(watch.directories(), 1u);
+  ASSERT_TRUE(changes_reach(1)) << "the change made before the files were watched again";
+  // A folder no longer wanted is dropped: nothing more is reported from it.
+  const fs::path elsewhere = dir_ / "elsewhere";
+  fs::create_directories(elsewhere);
+  EXPECT_TRUE(watch.watch({elsewhere / ".mcp.json"}).empty());
+  EXPECT_EQ(watch.directories(), 1u);
+  settle_loop(100ms);
+  const int before = changes_;
+  write(dir_ / ".mcp.json", "{}");
+  settle_loop(100ms);
+  EXPECT_EQ(changes_, before);
+}
+
 TEST_F(FileWatchTest, AnEditorsRenameOverSaveIsSeen) {
   write(dir_ / ".mcp.json", "{}");
   FileWatch watch(io_, 20ms, [&] { ++changes_; });
