@@ -8,19 +8,20 @@
 // Threading: any thread.
 #include <malloc.h>
 
-namespace sluice::core {
-
-inline void release_free_heap() {
+// GCC says so with __SANITIZE_*__, clang with __has_feature.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return;
+#define SLUICE_SANITIZED_HEAP 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
     __has_feature(memory_sanitizer)
-  return;
-#else
-  ::malloc_trim(0);
+#define SLUICE_SANITIZED_HEAP 1
 #endif
-#else
+#endif
+
+namespace sluice::core {
+
+inline void release_free_heap() {
+#ifndef SLUICE_SANITIZED_HEAP
   ::malloc_trim(0);
 #endif
 }

@@ -7,7 +7,6 @@
 #include "gateway/gateway.hpp"
 #include "store/fingerprint.hpp"
 
-
 #include <unordered_map>
 
 namespace sluice::gateway {

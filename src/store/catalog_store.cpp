@@ -1,13 +1,11 @@
 #include "store/catalog_store.hpp"
 
-
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
 
 #include "core/clock.hpp"
 #include "core/heap.hpp"

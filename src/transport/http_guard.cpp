@@ -99,10 +99,9 @@ bool RequestGuard::rate_allowed(const std::string& address) {
 }
 
 bool is_loopback_address(std::string_view address) {
+  // Asio writes addresses in lower case: "::ffff:127.0.0.1" for a mapped one.
   constexpr std::string_view kMapped = "::ffff:";
-  if (address.size() > kMapped.size() && lower(address.substr(0, kMapped.size())) == kMapped) {
-    address.remove_prefix(kMapped.size());
-  }
+  if (address.starts_with(kMapped)) address.remove_prefix(kMapped.size());
   return address == "::1" || address.starts_with("127.");
 }
 

@@ -61,6 +61,16 @@ std::string withheld(const config::AccessPolicy& access, config::Subject subject
       why);
 }
 
+// A listed tool's text (kept serialised by ToolEntry, always with one string "name") with
+// that name replaced in place by `name`: no parse or serialisation per tool.
+void append_renamed(std::string& out, std::string_view tool_text, std::string_view name) {
+  const std::string_view listed = *cj::member_span(tool_text, "name");
+  const auto at = static_cast<std::size_t>(listed.data() - tool_text.data());
+  out.append(tool_text.substr(0, at));
+  out += cj::quote(name);
+  out.append(tool_text.substr(at + listed.size()));
+}
+
 // A request for a URI no server lists: refused with the rule when the policy withholds it
 // from a server (a withheld resource is not listed), else empty.
 std::string withheld_uri(const config::AccessPolicy& access, const Fleet& fleet,
@@ -125,22 +135,14 @@ std::string AggregateRouter::tools_page(std::string_view cursor,
     }
   }
   const std::size_t meta_count = meta ? meta->size() : 0;
-  // A tool's text as listed (kept serialised, one "name" member) with its name replaced in
-  // place: no parse or serialisation per tool.
   return mcp::page_result_text(meta_count + tools.size(), cursor, gateway_.limits().list_page_size,
                                "tools", [&](std::size_t i, std::string& out) {
                                  if (i < meta_count) {
                                    out += bj::serialize((*meta)[i]);
-                                   return;
+                                 } else {
+                                   auto [d, tool] = tools[i - meta_count];
+                                   append_renamed(out, tool->raw, public_name(*d, tool->name));
                                  }
-                                 auto [d, tool] = tools[i - meta_count];
-                                 const std::string_view raw = tool->raw;
-                                 // A listed tool's text always has its string name (ToolEntry).
-                                 const std::string_view name = *cj::member_span(raw, "name");
-                                 const auto at = static_cast<std::size_t>(name.data() - raw.data());
-                                 out.append(raw.substr(0, at));
-                                 out += cj::quote(public_name(*d, tool->name));
-                                 out.append(raw.substr(at + name.size()));
                                });
 }
 
