@@ -79,8 +79,11 @@ complete_words() {
     source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _sluice
     printf "%s\n" "${COMPREPLY[@]}"' _ "$root/usr/share/bash-completion/completions/sluice" "$@"
 }
-complete_words sluice "" | grep -qx serve || fail "bash completion: sluice <TAB> lacks serve"
-complete_words sluice serve --tra | grep -qx -- --transport ||
+# grep without -q reads all its input: under pipefail, a grep -q that stops at the first match
+# can kill the writer with SIGPIPE and fail the pipeline although the word was there.
+complete_words sluice "" | grep -x serve >/dev/null ||
+  fail "bash completion: sluice <TAB> lacks serve"
+complete_words sluice serve --tra | grep -x -- --transport >/dev/null ||
   fail "bash completion: sluice serve --tra<TAB> lacks --transport"
 
 # The unit: the sandbox directives, then systemd's own verification (offline, as a user
