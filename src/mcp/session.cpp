@@ -13,6 +13,19 @@
 namespace sluice::mcp {
 namespace cj = core::json;
 
+namespace {
+// How far ahead a waiting request's wake-up timer is set: later than any deadline the
+// deadline timer keeps, so that it never becomes the reactor's earliest timer.
+constexpr std::chrono::hours kFarAhead{24 * 30};
+
+// `timeout` from now; time_point::max() (no deadline) for one too long to add to the clock.
+core::Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
+  constexpr std::chrono::hours kForever{24 * 365 * 100};
+  if (timeout >= kForever) return core::Clock::time_point::max();
+  return core::Clock::now() + timeout;
+}
+}  // namespace
+
 IncomingRequest::IncomingRequest(std::shared_ptr<Session> session, rpc::Message message)
     : session_(std::move(session)), message_(std::move(message)) {}
 
@@ -52,7 +65,7 @@ std::shared_ptr<Session> Session::create(asio::io_context& io, SessionOptions op
 }
 
 Session::Session(asio::io_context& io, SessionOptions options)
-    : io_(io), options_(std::move(options)) {}
+    : io_(io), options_(std::move(options)), deadline_timer_(io) {}
 
 Session::~Session() = default;
 
@@ -172,11 +185,11 @@ void Session::on_oversized_frame(std::string_view head, std::size_t total_bytes)
     std::from_chars(digits.data(), digits.data() + digits.size(), n);
     if (auto it = pending_.find(n); it != pending_.end() && !it->second->settled()) {
       it->second->status = Reply::Status::error;
-      auto err = rpc::parse(rpc::make_error(std::to_string(n), rpc::code::kInternalError,
-                                            "response too large"),
-                            parse_limits(), rpc::Strictness::peer);
+      auto err = rpc::parse(
+          rpc::make_error(std::to_string(n), rpc::code::kInternalError, "response too large"),
+          parse_limits(), rpc::Strictness::peer);
       it->second->reply = std::move(std::get<rpc::Message>(err));
-      it->second->timer.cancel();
+      it->second->wake.cancel();
     }
   }
   if (handler_) handler_->on_bad_frame("message too large");
@@ -188,8 +201,10 @@ void Session::on_closed() {
   for (auto& [id, call] : pending_) {
     if (call->settled()) continue;  // its answer arrived first: keep it
     call->status = Reply::Status::closed;
-    call->timer.cancel();
+    call->wake.cancel();
   }
+  deadline_timer_.cancel();
+  deadline_armed_ = core::Clock::time_point::max();
   // Requests being served can no longer be answered; their work is cancelled.
   std::vector<IncomingRequest*> serving;
   for (auto& [key, req] : incoming_) serving.push_back(req);
@@ -221,7 +236,7 @@ void Session::handle_response(rpc::Message message) {
   }
   call->status = message.kind() == rpc::Kind::result ? Reply::Status::result : Reply::Status::error;
   call->reply = std::move(message);
-  call->timer.cancel();
+  call->wake.cancel();
 }
 
 void Session::handle_cancel(const rpc::Message& message) {
@@ -260,12 +275,48 @@ asio::awaitable<void> Session::serve(std::shared_ptr<IncomingRequest> request) {
   finish_incoming(request->message());
 }
 
+void Session::watch_deadline(core::Clock::time_point deadline) {
+  if (deadline >= deadline_armed_) return;
+  deadline_armed_ = deadline;
+  deadline_timer_.expires_at(deadline);  // a wait for a later expiry ends as aborted
+  deadline_timer_.async_wait([weak = weak_from_this(), deadline](boost::system::error_code ec) {
+    auto self = weak.lock();
+    // Aborted: moved to an earlier deadline, the session closed, or it is being destroyed.
+    if (!self || ec || self->deadline_armed_ != deadline) return;
+    self->deadline_armed_ = core::Clock::time_point::max();
+    self->sweep_deadlines();
+  });
+}
+
+void Session::sweep_deadlines() {
+  const auto now = core::Clock::now();
+  auto next = core::Clock::time_point::max();
+  for (auto& [id, call] : pending_) {
+    if (call->settled() || call->cancel_requested || call->timed_out ||
+        call->deadline == core::Clock::time_point::max()) {
+      continue;
+    }
+    if (call->tracking && call->tracking->last_progress) {
+      // Progress since the deadline was set moves it (up to the ceiling).
+      auto moved =
+          std::min(*call->tracking->last_progress + call->timeout, call->tracking->ceiling);
+      call->deadline = std::max(call->deadline, moved);
+    }
+    if (call->deadline <= now) {
+      call->timed_out = true;
+      call->wake.cancel();
+    } else {
+      next = std::min(next, call->deadline);
+    }
+  }
+  if (next != core::Clock::time_point::max()) watch_deadline(next);
+}
+
 void Session::send_cancelled(const std::string& id_text, Reply::Status why,
                              std::string_view related) {
-  std::string params = R"({"requestId":)" + id_text + R"(,"reason":)" +
-                       cj::quote(why == Reply::Status::timeout ? "timed out"
-                                                               : "cancelled by the client") +
-                       "}";
+  std::string params =
+      R"({"requestId":)" + id_text + R"(,"reason":)" +
+      cj::quote(why == Reply::Status::timeout ? "timed out" : "cancelled by the client") + "}";
   notify("notifications/cancelled", params, related);
 }
 
@@ -279,14 +330,16 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   std::uint64_t id = next_id_++;
   if (id_out) *id_out = id;
   PendingAnswer call(io_);
-  call.timer.expires_after(timeout);
-  if (tracking && tracking->ceiling < call.timer.expiry()) call.timer.expires_at(tracking->ceiling);
+  call.timeout = timeout;
+  call.tracking = tracking;
+  call.deadline = deadline_after(timeout);
+  if (tracking && tracking->ceiling < call.deadline) call.deadline = tracking->ceiling;
   pending_.emplace(id, &call);
   std::string id_text = std::to_string(id);
   send_related(rpc::make_request(id_text, method, params_json), related);
   if (closed_) {
     // The transport closed while sending (a stuck peer, EPIPE): on_closed() ran before this
-    // wait could start, so its timer cancel would be lost.
+    // wait could start, so its wake-up would be lost.
     pending_.erase(id);
     co_return Reply{Reply::Status::closed};
   }
@@ -294,30 +347,16 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   if (cancel) {
     registration = cancel->on_cancel([&call] {
       call.cancel_requested = true;
-      call.timer.cancel();
+      call.wake.cancel();
     });
   }
-  auto deadline = call.timer.expiry();
-  for (;;) {
-    // Settled already (e.g. the transport closed before the wait began): do not wait.
-    if (call.settled() || call.cancel_requested) break;
+  watch_deadline(call.deadline);
+  // Woken by a cancel of `wake` (see PendingAnswer); should the far expiry pass, wait again.
+  call.wake.expires_after(kFarAhead);
+  while (!call.settled() && !call.cancel_requested && !call.timed_out) {
     boost::system::error_code ec;
-    co_await call.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (call.settled() || call.cancel_requested) break;
-    if (ec) {
-      call.timer.expires_at(deadline);  // woken without cause: the deadline stands
-      continue;
-    }
-    if (tracking && tracking->last_progress) {
-      // Progress since the timer was set moves the deadline (up to the ceiling).
-      auto next = std::min(*tracking->last_progress + timeout, tracking->ceiling);
-      if (next > deadline) {
-        deadline = next;
-        call.timer.expires_at(deadline);
-        continue;
-      }
-    }
-    break;  // the deadline passed
+    co_await call.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec) call.wake.expires_after(kFarAhead);
   }
   if (cancel) cancel->remove(registration);
   if (call.settled()) {
@@ -363,9 +402,9 @@ asio::awaitable<Reply> OutstandingRequest::wait_until(std::chrono::steady_clock:
       co_return reply;
     }
     if (core::Clock::now() >= until) co_return Reply{Reply::Status::timeout};
-    answer_.timer.expires_at(until);
+    answer_.wake.expires_at(until);
     boost::system::error_code ec;
-    co_await answer_.timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await answer_.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 

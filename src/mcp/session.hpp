@@ -88,12 +88,22 @@ struct CallTracking {
 
 // An outgoing request not settled yet: its answer (or error), or the close, once one came.
 // Internal to the session and OutstandingRequest.
+// The waiting caller sleeps on `wake`, a timer set far ahead that is cancelled to wake it: when
+// the request settles, its caller cancels, or its deadline passes. Deadlines are kept by the
+// session's one deadline timer (Session::watch_deadline), so a request neither arms nor
+// disarms a timer of its own: no timer system call per request.
 struct PendingAnswer {
-  explicit PendingAnswer(asio::io_context& io) : timer(io) {}
-  core::Timer timer;  // cancelled when the request settles or its caller cancels
+  explicit PendingAnswer(asio::io_context& io) : wake(io) {}
+  core::Timer wake;
   std::optional<rpc::Message> reply;
   Reply::Status status = Reply::Status::timeout;  // result, error or closed once settled
   bool cancel_requested = false;
+  // Set by Session::request (a request's own wait); time_point::max() for a late request,
+  // whose holder waits with a bound of its own.
+  core::Clock::time_point deadline = core::Clock::time_point::max();
+  std::chrono::milliseconds timeout{0};
+  const CallTracking* tracking = nullptr;
+  bool timed_out = false;  // the deadline passed (set by the deadline sweep)
   bool settled() const {
     return status == Reply::Status::result || status == Reply::Status::error ||
            status == Reply::Status::closed;
@@ -139,7 +149,7 @@ class Handler {
 };
 
 struct SessionOptions {
-  std::string label;                // for logs: "client" or the server's name
+  std::string label;  // for logs: "client" or the server's name
   rpc::Strictness strictness = rpc::Strictness::client;
   const core::Limits* limits = nullptr;
 };
@@ -170,8 +180,7 @@ class Session : public std::enable_shared_from_this<Session> {
                                  core::CancelSignal* cancel = nullptr,
                                  std::uint64_t* id_out = nullptr,
                                  const CallTracking* tracking = nullptr, std::string related = {});
-  void notify(std::string_view method, std::string_view params_json,
-              std::string_view related = {});
+  void notify(std::string_view method, std::string_view params_json, std::string_view related = {});
 
   // Used by IncomingRequest.
   void send_frame(std::string frame);
@@ -208,6 +217,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void handle_response(rpc::Message message);
   void handle_cancel(const rpc::Message& message);
   core::json::ParseLimits parse_limits() const;
+  // Makes sure the deadline timer fires by `deadline` (it is moved only to an earlier time).
+  void watch_deadline(core::Clock::time_point deadline);
+  // The deadline timer fired: wakes each waiting request whose deadline passed (after moving
+  // the deadline of one that made progress) and sets the timer for the next deadline.
+  void sweep_deadlines();
 
   asio::io_context& io_;
   SessionOptions options_;
@@ -220,6 +234,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unordered_map<std::string, IncomingRequest*> incoming_;
   Counters counters_;
   std::string peer_capabilities_;
+  core::Timer deadline_timer_;
+  // The expiry the deadline timer waits for; time_point::max() when it does not wait.
+  core::Clock::time_point deadline_armed_ = core::Clock::time_point::max();
 };
 
 // A request whose caller gave up on it (Reply::late), still pending under its id: the answer

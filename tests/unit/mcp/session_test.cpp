@@ -1,7 +1,7 @@
 #include "mcp/session.hpp"
 
-#include "core/clock.hpp"
 #include "../run_until.hpp"
+#include "core/clock.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
@@ -113,8 +113,8 @@ class SessionTest : public ::testing::Test {
   }
 
   template <class Pred>
-  bool run_until(Pred done) {
-    return test::run_until(io_, done);
+  bool run_until(Pred done, std::chrono::steady_clock::duration guard = std::chrono::seconds(20)) {
+    return test::run_until(io_, done, guard);
   }
 
   // Runs whatever is ready now, without waiting for timers.
@@ -127,12 +127,12 @@ class SessionTest : public ::testing::Test {
                           core::CancelSignal* cancel = nullptr, std::uint64_t* id_out = nullptr,
                           const CallTracking* tracking = nullptr) {
     auto slot = std::make_shared<std::optional<Reply>>();
-    asio::co_spawn(io_,
-                   session_->request(std::move(method), std::move(params), timeout, cancel, id_out,
-                                     tracking),
-                   [slot](std::exception_ptr e, Reply reply) {
-                     if (!e) *slot = std::move(reply);
-                   });
+    asio::co_spawn(
+        io_,
+        session_->request(std::move(method), std::move(params), timeout, cancel, id_out, tracking),
+        [slot](std::exception_ptr e, Reply reply) {
+          if (!e) *slot = std::move(reply);
+        });
     return slot;
   }
 
@@ -269,6 +269,56 @@ TEST_F(SessionTest, ARequestThatTimesOutSendsCancelledWithItsOwnId) {
   EXPECT_EQ(session_->counters().unmatched_responses, 1u);
 }
 
+// Simulated time: the requests share the session's one deadline timer, which must be moved
+// earlier for a request sent later with a shorter timeout.
+TEST_F(SessionTest, EachRequestTimesOutAtItsOwnDeadlineWhateverOrderTheyWereSentIn) {
+  core::SimulatedTime sim;
+  start(rpc::Strictness::peer);
+  ReplySlot slow = start_request("tools/call", R"({"name":"a"})", 10s);
+  ReplySlot quick = start_request("tools/call", R"({"name":"b"})", 1s);
+  settle();
+  sim.advance(999ms);
+  run_until([] { return false; }, 30ms);
+  EXPECT_FALSE(quick->has_value()) << "timed out before its deadline";
+  sim.advance(1ms);
+  ASSERT_TRUE(run_until([&] { return quick->has_value(); })) << "still waiting past 1 s";
+  EXPECT_EQ((*quick)->status, Reply::Status::timeout);
+  EXPECT_FALSE(slow->has_value());
+  sim.advance(8999ms);
+  run_until([] { return false; }, 30ms);
+  EXPECT_FALSE(slow->has_value()) << "timed out before its deadline";
+  sim.advance(1ms);
+  ASSERT_TRUE(run_until([&] { return slow->has_value(); }));
+  EXPECT_EQ((*slow)->status, Reply::Status::timeout);
+  EXPECT_EQ(session_->counters().timeouts, 2u);
+}
+
+TEST_F(SessionTest, ProgressMovesATrackedRequestsDeadlineButNotPastItsCeiling) {
+  core::SimulatedTime sim;
+  start(rpc::Strictness::peer);
+  auto progress = core::Clock::now();
+  CallTracking tracking;
+  tracking.last_progress = &progress;
+  tracking.ceiling = core::Clock::now() + 2500ms;
+  ReplySlot reply = start_request("tools/call", "{}", 1s, nullptr, nullptr, &tracking);
+  settle();
+  sim.advance(900ms);
+  progress = core::Clock::now();  // progress at 0.9 s: the deadline is now 1.9 s
+  sim.advance(100ms);
+  run_until([] { return false; }, 30ms);
+  EXPECT_FALSE(reply->has_value()) << "progress did not move the deadline";
+  sim.advance(800ms);
+  progress = core::Clock::now();  // at 1.8 s: 2.8 s, past the ceiling of 2.5 s
+  sim.advance(699ms);
+  run_until([] { return false; }, 30ms);
+  EXPECT_FALSE(reply->has_value());
+  sim.advance(1ms);
+  ASSERT_TRUE(run_until([&] { return reply->has_value(); })) << "waited past the ceiling";
+  EXPECT_EQ((*reply)->status, Reply::Status::timeout);
+  ASSERT_NE((*reply)->late, nullptr) << "a tracked request stays pending after its timeout";
+  (*reply)->late.reset();
+}
+
 TEST_F(SessionTest, ATrackedRequestKeepsWaitingAfterItsCallerGivesUp) {
   start(rpc::Strictness::peer);
   core::CancelSignal cancel;
@@ -283,7 +333,8 @@ TEST_F(SessionTest, ATrackedRequestKeepsWaitingAfterItsCallerGivesUp) {
   EXPECT_EQ((*reply)->late->id(), id);
   EXPECT_EQ(session_->pending_outgoing(), 1u);
   EXPECT_EQ(json(frames().back()).at("method").as_string(), "notifications/cancelled");
-  ReplySlot late = wait_late(std::move((*reply)->late), std::chrono::steady_clock::time_point::max());
+  ReplySlot late =
+      wait_late(std::move((*reply)->late), std::chrono::steady_clock::time_point::max());
   settle();
   EXPECT_FALSE(late->has_value());
   session_->on_frame(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})");
@@ -594,11 +645,11 @@ TEST_F(SessionTest, AnOversizedPeerResponseFailsOnlyTheRequestItAnswers) {
   EXPECT_EQ(session_->counters().oversized_frames, 1u);
 }
 
-// Regression test; the bug it pins (now fixed): the head kept from an oversized line ends wherever the cap fell (4096 bytes in
-// FdStream), possibly inside the id. member_span then returns the digits read so far, and
-// on_oversized_frame takes "1" for the id of a frame whose id was 12...: the wrong pending
-// request is failed (peer) or the wrong id is answered (client). Expected: an id that runs
-// to the end of the head is not trusted (no request failed; the client gets id null).
+// Regression test; the bug it pins (now fixed): the head kept from an oversized line ends wherever
+// the cap fell (4096 bytes in FdStream), possibly inside the id. member_span then returns the
+// digits read so far, and on_oversized_frame takes "1" for the id of a frame whose id was 12...:
+// the wrong pending request is failed (peer) or the wrong id is answered (client). Expected: an id
+// that runs to the end of the head is not trusted (no request failed; the client gets id null).
 TEST_F(SessionTest, AnIdCutOffAtTheEndOfAnOversizedHeadIsNotTrusted) {
   start(rpc::Strictness::peer);
   ReplySlot first = start_request("tools/call", "{}", 10s);
@@ -628,10 +679,11 @@ class ClosingOutbox : public Outbox {
   std::shared_ptr<Session> session;
 };
 
-// Regression test; the bug it pins (now fixed): Session::request sends the frame and only then waits on the call's timer. When the
-// transport closes synchronously inside send(), on_closed() marks the call closed and cancels
-// a timer nobody waits on yet, so request() then sleeps for its whole timeout before it
-// returns `closed`. Expected: closed at once; actual: closed after the full timeout (here 30 s).
+// Regression test; the bug it pins (now fixed): Session::request sends the frame and only then
+// waits on the call's timer. When the transport closes synchronously inside send(), on_closed()
+// marks the call closed and cancels a timer nobody waits on yet, so request() then sleeps for its
+// whole timeout before it returns `closed`. Expected: closed at once; actual: closed after the full
+// timeout (here 30 s).
 TEST_F(SessionTest, ATransportThatClosesWhileSendingFailsTheRequestAtOnce) {
   start(rpc::Strictness::peer);
   ClosingOutbox closing;
