@@ -32,8 +32,6 @@ constexpr std::uintmax_t kMaxClientFileBytes = 64u << 20;
 constexpr std::string_view kBackupInfix = ".sluice-backup-";
 constexpr std::size_t kWidth = 80;
 
-std::string shown(const fs::path& p) { return core::display_safe(p.string()); }
-
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 std::optional<std::string> read_whole(const fs::path& file) {
@@ -59,7 +57,7 @@ std::optional<fs::path> write_beside(const fs::path& target, std::string_view by
   temp += fmt::format("{}{}", infix, ::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    error = fmt::format("cannot create {}: {}", shown(temp), errno_text(errno));
+    error = fmt::format("cannot create {}: {}", core::display_path(temp), errno_text(errno));
     return std::nullopt;
   }
   bool ok = ::fchmod(fd, mode & 07777) == 0 && core::write_all(fd, bytes) && ::fsync(fd) == 0;
@@ -67,7 +65,7 @@ std::optional<fs::path> write_beside(const fs::path& target, std::string_view by
   ::close(fd);
   if (!ok) {
     ::unlink(temp.c_str());
-    error = fmt::format("cannot write {}: {}", shown(temp), errno_text(err));
+    error = fmt::format("cannot write {}: {}", core::display_path(temp), errno_text(err));
     return std::nullopt;
   }
   return temp;
@@ -180,20 +178,21 @@ std::optional<ClientFile> read_client_file(const fs::path& path, std::string& er
   struct stat st {};
   if (::stat(file.real.c_str(), &st) != 0) {
     if (errno == ENOENT) return file;
-    error = fmt::format("cannot read {}: {}", shown(path), errno_text(errno));
+    error = fmt::format("cannot read {}: {}", core::display_path(path), errno_text(errno));
     return std::nullopt;
   }
   if (!S_ISREG(st.st_mode)) {
-    error = fmt::format("{} is not a regular file", shown(path));
+    error = fmt::format("{} is not a regular file", core::display_path(path));
     return std::nullopt;
   }
   if (static_cast<std::uintmax_t>(st.st_size) > kMaxClientFileBytes) {
-    error = fmt::format("{} is larger than {} MiB", shown(path), kMaxClientFileBytes >> 20);
+    error = fmt::format("{} is larger than {} MiB", core::display_path(path),
+                        kMaxClientFileBytes >> 20);
     return std::nullopt;
   }
   std::optional<std::string> text = read_whole(file.real);
   if (!text) {
-    error = fmt::format("cannot read {}", shown(path));
+    error = fmt::format("cannot read {}", core::display_path(path));
     return std::nullopt;
   }
   file.exists = true;
@@ -207,7 +206,7 @@ std::optional<std::string> replace_file(const ClientFile& file, std::string_view
   std::string error;
   const fs::path dir = file.real.parent_path();
   if (!file.exists && !fs::exists(dir) && !core::make_private_directories(dir)) {
-    return fmt::format("cannot create the folder {}", shown(dir));
+    return fmt::format("cannot create the folder {}", core::display_path(dir));
   }
   std::optional<fs::path> temp =
       write_beside(file.real, text, file.exists ? file.mode : new_mode, ".sluice-new-", error);
@@ -219,12 +218,12 @@ std::optional<std::string> replace_file(const ClientFile& file, std::string_view
     return fmt::format(
         "{} changed while sluice was editing it; nothing was written: run the "
         "command again",
-        shown(file.path));
+        core::display_path(file.path));
   }
   if (::rename(temp->c_str(), file.real.c_str()) != 0) {
     int err = errno;
     ::unlink(temp->c_str());
-    return fmt::format("cannot replace {}: {}", shown(file.path), errno_text(err));
+    return fmt::format("cannot replace {}: {}", core::display_path(file.path), errno_text(err));
   }
   sync_folder(dir);
   return std::nullopt;
@@ -236,7 +235,7 @@ std::optional<fs::path> write_backup(const ClientFile& file, std::string& error)
   std::erase(stamp, ':');
   if (!fs::exists(file.real.parent_path()) &&
       !core::make_private_directories(file.real.parent_path())) {
-    error = fmt::format("cannot create the folder {}", shown(file.real.parent_path()));
+    error = fmt::format("cannot create the folder {}", core::display_path(file.real.parent_path()));
     return std::nullopt;
   }
   fs::path base = file.real;
@@ -251,7 +250,8 @@ std::optional<fs::path> write_backup(const ClientFile& file, std::string& error)
                    file.exists ? file.mode : 0600, ".tmp-", error);
   if (!temp) return std::nullopt;
   if (::rename(temp->c_str(), backup.c_str()) != 0) {
-    error = fmt::format("cannot write the backup {}: {}", shown(backup), errno_text(errno));
+    error = fmt::format("cannot write the backup {}: {}", core::display_path(backup),
+                        errno_text(errno));
     ::unlink(temp->c_str());
     return std::nullopt;
   }
@@ -368,20 +368,21 @@ std::optional<std::string> plan_import(const config::ClientServers& found,
       continue;
     }
     if (!user.set({"mcpServers", server.name}, server.entry)) {
-      return fmt::format("{}: its mcpServers is not an object", shown(user_path));
+      return fmt::format("{}: its mcpServers is not an object", core::display_path(user_path));
     }
     existing = user.value().get_object().if_contains("mcpServers");
     if (present) plan.replaced.push_back(server.name);
     names.push_back(server.name);
     plan.taken.push_back(server);
   }
-  if (user.edit_failed()) return fmt::format("{} could not be edited", shown(user_path));
+  if (user.edit_failed())
+    return fmt::format("{} could not be edited", core::display_path(user_path));
   core::Result<config::ConfigFile> check = config::parse_text(
       user.text(), fs::absolute(user_path), config::Origin::user,
       [](std::string_view) -> std::optional<std::string> { return std::nullopt; });
   if (!check) {
     return fmt::format("{} would not be a valid sluice config ({}); nothing was written",
-                       shown(user_path), check.error().message);
+                       core::display_path(user_path), check.error().message);
   }
   return std::nullopt;
 }
@@ -412,7 +413,8 @@ std::optional<UserConfig> open_user_config(std::string& error) {
   config::JsonTextFailure failure;
   std::optional<config::JsonText> document = config::JsonText::parse(file->text, false, failure);
   if (!document) {
-    error = fmt::format("{}:{}:{}: {}", shown(path), failure.line, failure.column, failure.problem);
+    error = fmt::format("{}:{}:{}: {}", core::display_path(path), failure.line, failure.column,
+                        failure.problem);
     return std::nullopt;
   }
   return UserConfig{std::move(*file), std::move(*document)};

@@ -20,7 +20,7 @@ namespace sluice::cli {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* kFooter = R"(Examples:
+constexpr const char* kDoctorFooter = R"(Examples:
   sluice doctor                      check everything, explain each problem
   sluice doctor --json               the same as one JSON object
   sluice doctor --project ~/src/app  check that project's .mcp.json too
@@ -128,7 +128,7 @@ void add_doctor_command(CLI::App& app, DoctorLine& line) {
       ->check(CLI::Range(1, 65535))
       ->type_name("INT")
       ->capture_default_str();
-  doctor.footer(kFooter);
+  doctor.footer(kDoctorFooter);
 }
 
 std::optional<int> run_doctor_command(const DoctorLine& line) {

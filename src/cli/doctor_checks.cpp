@@ -252,7 +252,7 @@ Check private_file_check(const DirectoryFacts& f, const PathFacts& file) {
 
 // ---- HTTP port -------------------------------------------------------------------------
 
-std::string address_of(const PortFacts& f) {
+std::string listen_address_of(const PortFacts& f) {
   return f.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", f.host, f.port)
                                                : fmt::format("{}:{}", f.host, f.port);
 }
@@ -322,7 +322,7 @@ std::vector<Check> check_private_directory(const DirectoryFacts& facts) {
 }
 
 std::vector<Check> check_http_port(const PortFacts& f) {
-  const std::string where = address_of(f);
+  const std::string where = listen_address_of(f);
   std::vector<Check> out;
   if (f.free) {
     std::string detail = "free";

@@ -19,8 +19,6 @@ namespace bj = boost::json;
 namespace fs = std::filesystem;
 namespace {
 
-std::string shown(const fs::path& p) { return core::display_safe(p.string()); }
-
 std::vector<std::string> client_names() {
   std::vector<std::string> names;
   for (config::Client c : config::all_clients()) names.emplace_back(config::client_name(c));
@@ -86,7 +84,7 @@ int run_import(const ImportLine& line) {
   const fs::path from = named ? default_client_path(*named) : fs::path(line.from);
   std::string error;
   std::optional<ClientFile> file = read_client_file(from, error);
-  if (file && !file->exists) error = fmt::format("there is no file {}", shown(from));
+  if (file && !file->exists) error = fmt::format("there is no file {}", core::display_path(from));
   if (!file || !file->exists) {
     print_err("sluice import: " + error);
     return 1;
@@ -99,13 +97,13 @@ int run_import(const ImportLine& line) {
     print_err(
         fmt::format("sluice import: cannot tell which client's file {} is; pass --client "
                     "NAME (see `sluice import --help`)",
-                    shown(from)));
+                    core::display_path(from)));
     return kUsageExit;
   }
   config::ParsedClientConfig parsed = config::parse_client_config(*client, file->text);
   if (!parsed.document) {
-    print_err(fmt::format("sluice import: {}:{}:{}: {}; nothing was imported", shown(from),
-                          parsed.failure.line, parsed.failure.column,
+    print_err(fmt::format("sluice import: {}:{}:{}: {}; nothing was imported",
+                          core::display_path(from), parsed.failure.line, parsed.failure.column,
                           core::display_safe(parsed.failure.problem)));
     return 1;
   }

@@ -60,8 +60,6 @@ constexpr std::string_view kStarter = R"json({
 }
 )json";
 
-std::string shown(const fs::path& path) { return core::display_safe(path.string()); }
-
 // `<file>.sluice-backup-<UTC time>`, with a counter when that name is taken.
 fs::path backup_path_of(const fs::path& file, std::chrono::system_clock::time_point now) {
   const std::string base = file.string() + ".sluice-backup-" + core::utc_text(now);
@@ -79,10 +77,10 @@ std::optional<InitOutcome> back_up(const fs::path& file, std::chrono::system_clo
                                    fs::path& backup) {
   core::Result<std::string> text = config::read_config_text(file);
   if (!text) {
-    return InitOutcome{
-        1,
-        fmt::format("sluice init: {} {}; nothing was changed", shown(file), text.error().message),
-        {}};
+    return InitOutcome{1,
+                       fmt::format("sluice init: {} {}; nothing was changed",
+                                   core::display_path(file), text.error().message),
+                       {}};
   }
   backup = backup_path_of(file, now);
   if (std::optional<core::PrivateFileProblem> problem = core::replace_private_file(backup, *text)) {
@@ -112,7 +110,7 @@ InitOutcome init_user_config(const fs::path& file, bool force,
             fmt::format("sluice init: {} already exists and was left as it is.\n"
                         "  `sluice init --force` replaces it after a backup;\n"
                         "  `sluice init --print` shows the starter file.",
-                        shown(file)),
+                        core::display_path(file)),
             {}};
   }
   fs::path backup;
@@ -121,15 +119,16 @@ InitOutcome init_user_config(const fs::path& file, bool force,
   }
   if (!core::make_private_directories(file.parent_path())) {
     return {1,
-            fmt::format("sluice init: the folder {} cannot be created", shown(file.parent_path())),
+            fmt::format("sluice init: the folder {} cannot be created",
+                        core::display_path(file.parent_path())),
             {}};
   }
   if (std::optional<core::PrivateFileProblem> problem =
           core::replace_private_file(file, kStarter)) {
     return {1, "sluice init: " + core::describe(*problem, "the config file", file), backup};
   }
-  std::string message = fmt::format("sluice init: wrote {}", shown(file));
-  if (!backup.empty()) message += fmt::format("\n  the old one is {}", shown(backup));
+  std::string message = fmt::format("sluice init: wrote {}", core::display_path(file));
+  if (!backup.empty()) message += fmt::format("\n  the old one is {}", core::display_path(backup));
   message +=
       "\nnext: sluice import --from NAME (copy a client's servers here), or\n"
       "      sluice setup --client NAME --import (move them and point the client at sluice)";

@@ -25,8 +25,6 @@ namespace bj = boost::json;
 namespace fs = std::filesystem;
 namespace {
 
-std::string shown(const fs::path& p) { return core::display_safe(p.string()); }
-
 void print_raw(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 // This binary: `sluice` when the first `sluice` on PATH is this same file in /usr/bin or
@@ -93,8 +91,8 @@ struct SetupEdit {
   ImportPlan plan;
 };
 
-void print_result(const SetupLine& line, const SetupEdit& edit,
-                  const std::optional<fs::path>& backup, bool changed) {
+void print_setup_result(const SetupLine& line, const SetupEdit& edit,
+                        const std::optional<fs::path>& backup, bool changed) {
   if (line.json) {
     bj::object out{{"file", edit.file.path.string()},
                    {"client", std::string(config::client_name(edit.client))},
@@ -190,8 +188,8 @@ std::optional<SetupEdit> plan_setup(const SetupLine& line, config::Client client
   }
   config::ParsedClientConfig parsed = config::parse_client_config(client, file->text);
   if (!parsed.document) {
-    print_err(fmt::format("sluice setup: {}:{}:{}: {}; nothing was written", shown(path),
-                          parsed.failure.line, parsed.failure.column,
+    print_err(fmt::format("sluice setup: {}:{}:{}: {}; nothing was written",
+                          core::display_path(path), parsed.failure.line, parsed.failure.column,
                           core::display_safe(parsed.failure.problem)));
     return std::nullopt;
   }
@@ -235,7 +233,7 @@ std::optional<SetupEdit> plan_setup(const SetupLine& line, config::Client client
     print_err(
         fmt::format("sluice setup: the edit of {} did not come out as intended; nothing "
                     "was written",
-                    shown(path)));
+                    core::display_path(path)));
     return std::nullopt;
   }
   exit_code = 0;
@@ -255,7 +253,7 @@ int setup(const SetupLine& line, config::Client client, const fs::path& path) {
       return 1;
     }
   }
-  print_result(line, *edit, backup, changed && !line.dry_run);
+  print_setup_result(line, *edit, backup, changed && !line.dry_run);
   return 0;
 }
 
@@ -298,7 +296,8 @@ int undo(const SetupLine& line, config::Client client, const fs::path& path) {
     fs::rename(backup, file->real, ec);
   }
   if (ec) {
-    print_err(fmt::format("sluice setup --undo: cannot restore {}: {}", shown(path), ec.message()));
+    print_err(fmt::format("sluice setup --undo: cannot restore {}: {}", core::display_path(path),
+                          ec.message()));
     return 1;
   }
   print_raw(wrapped(

@@ -30,7 +30,7 @@ using Local = asio::local::stream_protocol;
 
 namespace {
 
-constexpr auto kAwait = asio::as_tuple(asio::use_awaitable);
+constexpr auto kAwaitTuple = asio::as_tuple(asio::use_awaitable);
 // The largest document a status socket may answer with (gateway.health of a large fleet).
 constexpr std::size_t kMaxDocumentBytes = 64u << 20;
 
@@ -55,13 +55,13 @@ asio::awaitable<void> ask_socket(GatewayStatus& g, std::filesystem::path path,
   if (address.text().empty()) {
     g.problem = "its status socket's path is too long";
   } else {
-    std::tie(ec) = co_await socket.async_connect(Local::endpoint(address.text()), kAwait);
+    std::tie(ec) = co_await socket.async_connect(Local::endpoint(address.text()), kAwaitTuple);
     if (!ec)
-      std::tie(ec, std::ignore) =
-          co_await asio::async_write(socket, asio::buffer(std::string_view("status\n")), kAwait);
+      std::tie(ec, std::ignore) = co_await asio::async_write(
+          socket, asio::buffer(std::string_view("status\n")), kAwaitTuple);
     if (!ec) {
-      std::tie(ec, std::ignore) =
-          co_await asio::async_read(socket, asio::dynamic_buffer(text, kMaxDocumentBytes), kAwait);
+      std::tie(ec, std::ignore) = co_await asio::async_read(
+          socket, asio::dynamic_buffer(text, kMaxDocumentBytes), kAwaitTuple);
       if (ec == asio::error::eof) ec = {};
     }
   }

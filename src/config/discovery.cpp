@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kFileName = ".mcp.json";
 
 // Absolute, lexically normal, without a trailing separator.
-fs::path normalized(const fs::path& path, const fs::path& base) {
+fs::path normalized_path(const fs::path& path, const fs::path& base) {
   fs::path out = (path.is_absolute() ? path : base / path).lexically_normal();
   if (!out.has_filename() && out.has_relative_path()) out = out.parent_path();
   return out;
@@ -64,7 +64,7 @@ fs::path base_dir(const DiscoveryOptions& options) {
 
 std::optional<fs::path> home_dir(const DiscoveryOptions& options, const fs::path& base) {
   if (!options.home || options.home->empty()) return std::nullopt;
-  return normalized(*options.home, base);
+  return normalized_path(*options.home, base);
 }
 
 template <typename T>
@@ -277,14 +277,14 @@ std::vector<Candidate> candidates_of(const DiscoveryOptions& options, const fs::
     candidates.push_back({*project_dir / kFileName, Origin::project});
   }
   if (!options.user_config.empty() && options.search) {
-    candidates.push_back({normalized(options.user_config, base), Origin::user});
+    candidates.push_back({normalized_path(options.user_config, base), Origin::user});
   }
   if (home && options.search) {
     candidates.push_back({*home / kFileName, Origin::user});
     candidates.push_back({*home / ".claude" / kFileName, Origin::user});
   }
   for (const fs::path& file : options.explicit_configs) {
-    candidates.push_back({normalized(file, base), Origin::explicit_file});
+    candidates.push_back({normalized_path(file, base), Origin::explicit_file});
   }
   // A project file that is also a user-level file (--project ~) is the user's own.
   if (!candidates.empty() && candidates.front().origin == Origin::project) {
@@ -309,9 +309,9 @@ std::optional<fs::path> find_project_dir(const fs::path& cwd, const std::optiona
   std::error_code ec;
   fs::path start = fs::absolute(cwd, ec);
   if (ec) return std::nullopt;
-  fs::path dir = resolved(normalized(start, "/"));
+  fs::path dir = resolved(normalized_path(start, "/"));
   std::optional<fs::path> stop;
-  if (home && !home->empty()) stop = resolved(normalized(*home, dir));
+  if (home && !home->empty()) stop = resolved(normalized_path(*home, dir));
   for (;;) {
     if (stop && is_same_or_ancestor(dir, *stop)) return std::nullopt;
     if (has_entry(dir, kFileName) || has_entry(dir, ".git")) return dir;
@@ -327,7 +327,7 @@ GatewayConfig discover(const DiscoveryOptions& options) {
   const std::optional<fs::path> home = home_dir(options, base);
 
   if (options.project_dir) {
-    fs::path dir = normalized(*options.project_dir, base);
+    fs::path dir = normalized_path(*options.project_dir, base);
     std::error_code ec;
     if (fs::is_directory(dir, ec)) {
       out.project_dir = std::move(dir);

@@ -30,11 +30,11 @@ namespace bj = boost::json;
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int kFormatVersion = 1;
+constexpr int kTrustFormatVersion = 1;
 
-core::Error fail(std::string what) { return core::make_error(std::move(what)); }
+core::Error trust_error(std::string what) { return core::make_error(std::move(what)); }
 
-constexpr std::string_view kNoun = "the trust file";
+constexpr std::string_view kTrustNoun = "the trust file";
 
 std::string text_of(const bj::object& o, std::string_view key) {
   const bj::value* v = o.if_contains(key);
@@ -63,7 +63,8 @@ core::Result<std::vector<TrustApproval>> parse_approvals(std::string_view text,
   const bj::value* files =
       doc && doc->is_object() ? doc->get_object().if_contains("files") : nullptr;
   if (files == nullptr || !files->is_array()) {
-    return fail(fmt::format("the trust file {} is not the format sluice writes", file.string()));
+    return trust_error(
+        fmt::format("the trust file {} is not the format sluice writes", file.string()));
   }
   for (const bj::value& v : files->get_array()) {
     if (std::optional<TrustApproval> a = approval_of(v)) out.push_back(std::move(*a));
@@ -73,16 +74,16 @@ core::Result<std::vector<TrustApproval>> parse_approvals(std::string_view text,
 
 // Creates `dir` and its missing parents 0700 (whatever the umask); refuses one that is not
 // the user's own or is writable by others.
-core::Result<void> prepare_directory(const fs::path& dir) {
+core::Result<void> prepare_trust_directory(const fs::path& dir) {
   if (!core::make_private_directories(dir)) {
-    return fail("the state directory " + dir.string() +
-                " cannot be created (read-only or not permitted)");
+    return trust_error("the state directory " + dir.string() +
+                       " cannot be created (read-only or not permitted)");
   }
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return fail("the state directory " + dir.string() +
-                " must be a directory of yours, not writable by others");
+    return trust_error("the state directory " + dir.string() +
+                       " must be a directory of yours, not writable by others");
   }
   return {};
 }
@@ -96,9 +97,10 @@ core::Result<void> write_approvals(const fs::path& file,
         bj::object{{"path", a.path}, {"sha256", a.sha256}, {"approved_at_ms", a.approved_at_ms}});
   }
   const std::string text =
-      bj::serialize(bj::object{{"version", kFormatVersion}, {"files", std::move(list)}}) + "\n";
+      bj::serialize(bj::object{{"version", kTrustFormatVersion}, {"files", std::move(list)}}) +
+      "\n";
   if (std::optional<core::PrivateFileProblem> problem = core::replace_private_file(file, text)) {
-    return fail(core::describe(*problem, kNoun, file));
+    return trust_error(core::describe(*problem, kTrustNoun, file));
   }
   return {};
 }
@@ -157,7 +159,7 @@ TrustStore::TrustStore(fs::path state_dir)
 
 core::Result<std::vector<TrustApproval>> TrustStore::list() const {
   if (dir_.empty()) return std::vector<TrustApproval>{};
-  core::Result<std::string> text = core::read_private_text(file_, kMaxTrustFileBytes, kNoun);
+  core::Result<std::string> text = core::read_private_text(file_, kMaxTrustFileBytes, kTrustNoun);
   if (!text) return text.error();
   return parse_approvals(*text, file_);
 }
@@ -172,12 +174,12 @@ core::Result<bool> TrustStore::approves(std::string_view real_path, std::string_
 
 core::Result<void> TrustStore::approve(const TrustApproval& approval) {
   if (dir_.empty())
-    return fail("no state directory: set HOME or XDG_STATE_HOME, or give --state-dir");
-  if (core::Result<void> dir = prepare_directory(dir_); !dir) return dir;
+    return trust_error("no state directory: set HOME or XDG_STATE_HOME, or give --state-dir");
+  if (core::Result<void> dir = prepare_trust_directory(dir_); !dir) return dir;
   core::PrivateFileLock lock(file_);
   if (!lock.held())
-    return fail("the trust file's lock beside " + file_.string() +
-                " cannot be taken (not permitted)");
+    return trust_error("the trust file's lock beside " + file_.string() +
+                       " cannot be taken (not permitted)");
   core::Result<std::vector<TrustApproval>> approvals = list();
   if (!approvals) return approvals.error();
   std::erase_if(*approvals, [&](const TrustApproval& a) { return a.path == approval.path; });
@@ -191,8 +193,8 @@ core::Result<bool> TrustStore::revoke(std::string_view real_path) {
   if (!fs::exists(file_, ec)) return false;
   core::PrivateFileLock lock(file_);
   if (!lock.held())
-    return fail("the trust file's lock beside " + file_.string() +
-                " cannot be taken (not permitted)");
+    return trust_error("the trust file's lock beside " + file_.string() +
+                       " cannot be taken (not permitted)");
   core::Result<std::vector<TrustApproval>> approvals = list();
   if (!approvals) return approvals.error();
   const std::size_t before = approvals->size();

@@ -4,6 +4,7 @@
 // caller allows them), DEL, C1, bidi and zero-width controls, line/paragraph separators,
 // soft hyphen, non-ASCII spaces, private-use, noncharacters, unassigned code points and
 // invalid UTF-8 bytes. Protocol streams (MCP frames, --json output) never pass through it.
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,10 @@ struct DisplayOptions {
 };
 
 std::string display_safe(std::string_view text, DisplayOptions opts = {});
+
+// A path as the CLI shows it in a message.
+inline std::string display_path(const std::filesystem::path& path) {
+  return display_safe(path.string());
+}
 
 }  // namespace sluice::core

@@ -48,14 +48,13 @@ using boost::system::error_code;
 
 namespace {
 
-constexpr auto kAwait = asio::use_awaitable;
 constexpr auto kNever = core::Clock::time_point::max();
 // What one read of an SSE stream takes at most (the parser keeps only unfinished events).
 constexpr std::size_t kStreamChunk = 16 * 1024;
 
 // One TCP connection (with TLS over it for https), kept alive between exchanges.
-struct Connection {
-  explicit Connection(asio::io_context& io) : socket(io) {}
+struct ClientConnection {
+  explicit ClientConnection(asio::io_context& io) : socket(io) {}
 
   void close() {
     error_code ec;
@@ -116,7 +115,7 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
 
   tcp::resolver resolver;
   core::Timer timer;
-  std::shared_ptr<Connection> conn;
+  std::shared_ptr<ClientConnection> conn;
   Stop stop = Stop::none;
   core::Clock::time_point connect_by = kNever;
   core::Clock::time_point deadline = kNever;
@@ -163,12 +162,14 @@ HttpError io_failure(const error_code& ec, const HttpUrl& url, std::size_t max_h
 }
 
 template <class Parser>
-asio::awaitable<error_code> read_some(Connection& c, Parser& parser) {
+asio::awaitable<error_code> read_some(ClientConnection& c, Parser& parser) {
   error_code ec;
   if (c.tls) {
-    co_await http::async_read_some(*c.tls, c.buffer, parser, asio::redirect_error(kAwait, ec));
+    co_await http::async_read_some(*c.tls, c.buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
   } else {
-    co_await http::async_read_some(c.socket, c.buffer, parser, asio::redirect_error(kAwait, ec));
+    co_await http::async_read_some(c.socket, c.buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
   }
   // A TLS server that ends a body-until-close without close_notify ends it all the same.
   if (ec == ssl::error::stream_truncated && parser.need_eof()) parser.put_eof(ec);
@@ -186,7 +187,7 @@ struct HttpClientImpl {
     return *client_tls;
   }
 
-  std::shared_ptr<Connection> take_idle(const std::string& origin) {
+  std::shared_ptr<ClientConnection> take_idle(const std::string& origin) {
     auto found = idle.find(origin);
     if (found == idle.end()) return nullptr;
     auto& list = found->second;
@@ -199,7 +200,7 @@ struct HttpClientImpl {
     return nullptr;
   }
 
-  void put_idle(const std::string& origin, std::shared_ptr<Connection> conn) {
+  void put_idle(const std::string& origin, std::shared_ptr<ClientConnection> conn) {
     auto& list = idle[origin];
     if (closed || list.size() >= options.max_idle_connections) {
       conn->close();
@@ -217,10 +218,10 @@ struct HttpClientImpl {
     for (Exchange* ex : active) ex->halt(Stop::client_closed);
   }
 
-  asio::awaitable<HttpResult<std::shared_ptr<Connection>>> connect(Exchange& ex,
-                                                                   const HttpUrl& url);
+  asio::awaitable<HttpResult<std::shared_ptr<ClientConnection>>> connect(Exchange& ex,
+                                                                         const HttpUrl& url);
   // A failure, or nothing when the connection is ready.
-  asio::awaitable<std::optional<HttpError>> handshake(Exchange& ex, Connection& conn,
+  asio::awaitable<std::optional<HttpError>> handshake(Exchange& ex, ClientConnection& conn,
                                                       const HttpUrl& url);
   asio::awaitable<HttpResult<HttpResponse>> read_response(Exchange& ex, const HttpUrl& url,
                                                           const SseSink& sink,
@@ -235,7 +236,7 @@ struct HttpClientImpl {
   asio::io_context& io;
   HttpClientOptions options;
   std::optional<ClientTls> client_tls;  // made at the first https exchange
-  std::unordered_map<std::string, std::vector<std::shared_ptr<Connection>>> idle;
+  std::unordered_map<std::string, std::vector<std::shared_ptr<ClientConnection>>> idle;
   std::unordered_set<Exchange*> active;
   std::size_t opened = 0;
   bool closed = false;
@@ -280,7 +281,7 @@ class ExchangeScope {
 
 }  // namespace
 
-asio::awaitable<HttpResult<std::shared_ptr<Connection>>> HttpClientImpl::connect(
+asio::awaitable<HttpResult<std::shared_ptr<ClientConnection>>> HttpClientImpl::connect(
     Exchange& ex, const HttpUrl& url) {
   error_code ec;
   std::vector<tcp::endpoint> endpoints;
@@ -291,20 +292,20 @@ asio::awaitable<HttpResult<std::shared_ptr<Connection>>> HttpClientImpl::connect
   } else {
     auto flags = tcp::resolver::numeric_service;
     if (url.host_is_ip) flags |= tcp::resolver::numeric_host;
-    auto results = co_await ex.resolver.async_resolve(url.host, std::to_string(url.port), flags,
-                                                      asio::redirect_error(kAwait, ec));
+    auto results = co_await ex.resolver.async_resolve(
+        url.host, std::to_string(url.port), flags, asio::redirect_error(asio::use_awaitable, ec));
     if (ex.stop != Stop::none) co_return stopped(ex.stop, url);
     if (ec) co_return make_error(HttpFailure::resolve_failed, url, "the host did not resolve");
     for (const auto& entry : results) endpoints.push_back(entry.endpoint());
   }
-  auto conn = std::make_shared<Connection>(io);
+  auto conn = std::make_shared<ClientConnection>(io);
   ex.conn = conn;
   // Every address in turn until one accepts; none after a stop.
   auto still_going = [&ex](const error_code&, const tcp::endpoint&) {
     return ex.stop == Stop::none;
   };
   co_await asio::async_connect(conn->socket, endpoints, still_going,
-                               asio::redirect_error(kAwait, ec));
+                               asio::redirect_error(asio::use_awaitable, ec));
   if (ex.stop != Stop::none) co_return stopped(ex.stop, url);
   if (ec) co_return make_error(HttpFailure::connect_failed, url, "the connection was refused");
   ++opened;
@@ -316,7 +317,8 @@ asio::awaitable<HttpResult<std::shared_ptr<Connection>>> HttpClientImpl::connect
   co_return conn;
 }
 
-asio::awaitable<std::optional<HttpError>> HttpClientImpl::handshake(Exchange& ex, Connection& conn,
+asio::awaitable<std::optional<HttpError>> HttpClientImpl::handshake(Exchange& ex,
+                                                                    ClientConnection& conn,
                                                                     const HttpUrl& url) {
   ClientTls& context = tls();
   if (context.problem()) {
@@ -329,7 +331,8 @@ asio::awaitable<std::optional<HttpError>> HttpClientImpl::handshake(Exchange& ex
                          TlsFailure::handshake_failed);
   }
   error_code ec;
-  co_await conn.tls->async_handshake(ssl::stream_base::client, asio::redirect_error(kAwait, ec));
+  co_await conn.tls->async_handshake(ssl::stream_base::client,
+                                     asio::redirect_error(asio::use_awaitable, ec));
   if (ex.stop != Stop::none) co_return stopped(ex.stop, url);
   if (ec) {
     const TlsFailure why = classify_tls_failure(conn.tls->native_handle(), ec);
@@ -413,14 +416,16 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
 
 namespace {
 
-asio::awaitable<error_code> write_request(Connection& c, const std::string& head,
+asio::awaitable<error_code> write_request(ClientConnection& c, const std::string& head,
                                           const std::string& body, std::size_t& written) {
   const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
   error_code ec;
   if (c.tls) {
-    written = co_await asio::async_write(*c.tls, buffers, asio::redirect_error(kAwait, ec));
+    written =
+        co_await asio::async_write(*c.tls, buffers, asio::redirect_error(asio::use_awaitable, ec));
   } else {
-    written = co_await asio::async_write(c.socket, buffers, asio::redirect_error(kAwait, ec));
+    written = co_await asio::async_write(c.socket, buffers,
+                                         asio::redirect_error(asio::use_awaitable, ec));
   }
   co_return ec;
 }

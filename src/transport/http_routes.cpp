@@ -22,7 +22,6 @@ namespace cj = core::json;
 
 namespace {
 
-constexpr auto kAwait = asio::use_awaitable;
 // A JSON-mode POST sleeps until its stream wakes it; the timer is re-armed, so this is no
 // bound on the call (the gateway's call timeouts are).
 constexpr auto kUntilWoken = std::chrono::hours(1);

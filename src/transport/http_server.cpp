@@ -21,10 +21,6 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-namespace {
-constexpr auto kAwait = asio::use_awaitable;
-}  // namespace
-
 HttpServerImpl::HttpServerImpl(asio::io_context& io, HttpOptions options, HttpHooks hooks,
                                const core::Limits& limits)
     : io_(io),

@@ -20,6 +20,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
@@ -34,6 +35,9 @@
 #include <vector>
 
 namespace sluice::transport {
+
+// How the HTTP server's coroutines wait (http_server.cpp, http_routes.cpp, http_sse.cpp).
+inline constexpr auto kAwait = boost::asio::use_awaitable;
 
 // One accepted TCP connection. Its socket deadlines (header, body, write, linger) are
 // Beast's own timers on the real clock; `wake` is a core::Timer.

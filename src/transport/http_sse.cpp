@@ -20,8 +20,6 @@ namespace http = boost::beast::http;
 
 namespace {
 
-constexpr auto kAwait = asio::use_awaitable;
-
 // The response head of an SSE stream (chunked on HTTP/1.1).
 std::string sse_head(bool http11, bool keep, const Headers& headers) {
   std::string head = http11 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n";

@@ -17,7 +17,7 @@ namespace {
 namespace bj = boost::json;
 namespace fs = std::filesystem;
 
-bool contains(const std::string& text, const std::string& part) {
+bool gateway_policy_contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -99,16 +99,17 @@ TEST_F(GatewayPolicy, AStaleBinaryFailsClosedOnEveryPathThatReachesADownstream) 
 
   auto direct = sluice_->call_tool("fx__echo", R"({"text":"after"})");
   EXPECT_TRUE(is_error(direct));
-  EXPECT_TRUE(contains(text_of(direct), "gw_binary_stale")) << text_of(direct);
+  EXPECT_TRUE(gateway_policy_contains(text_of(direct), "gw_binary_stale")) << text_of(direct);
   for (const char* tool :
        {"gateway.connect_server", "gateway.restart_server", "gateway.disconnect_server"}) {
     auto r = sluice_->call_tool(tool, R"({"server_name":"fx"})");
     EXPECT_TRUE(is_error(r)) << tool;
-    EXPECT_TRUE(contains(text_of(r), "gw_binary_stale")) << tool << ": " << text_of(r);
+    EXPECT_TRUE(gateway_policy_contains(text_of(r), "gw_binary_stale"))
+        << tool << ": " << text_of(r);
   }
   auto prompt = sluice_->request("prompts/get", R"({"name":"fx__anything"})");
   ASSERT_TRUE(prompt.as_object().contains("error")) << bj::serialize(prompt);
-  EXPECT_TRUE(contains(bj::serialize(prompt), "gw_binary_stale"));
+  EXPECT_TRUE(gateway_policy_contains(bj::serialize(prompt), "gw_binary_stale"));
   // What reaches no downstream still answers: lists, search, health.
   EXPECT_TRUE(sluice_->request("tools/list", "{}").as_object().contains("result"));
   EXPECT_FALSE(is_error(sluice_->call_tool("gateway.catalog_search", "{}")));
@@ -130,7 +131,7 @@ TEST_F(GatewayPolicy, TheFirstAggregateListingStartsEveryServerAtOnce) {
   for (;;) {
     auto line = sluice_->read_line();
     ASSERT_TRUE(line);
-    if (!contains(*line, "\"id\":\"list\"")) continue;  // list_changed notifications
+    if (!gateway_policy_contains(*line, "\"id\":\"list\"")) continue;  // list_changed notifications
     auto list = bj::parse(*line);
     EXPECT_EQ(list.at("result").at("tools").as_array().size(), 5u * 13u) << *line;
     break;
@@ -193,10 +194,10 @@ TEST_F(GatewayPolicy, CallTimeoutsComeFromTheFlagAndTheServerEntryInBothModes) {
   sluice_->initialize();
   auto late = invoke("fx::slow", R"({"ms":4000})");
   EXPECT_TRUE(is_error(late));
-  EXPECT_TRUE(contains(text_of(late), "within 1500 ms")) << text_of(late);
+  EXPECT_TRUE(gateway_policy_contains(text_of(late), "within 1500 ms")) << text_of(late);
   auto direct = sluice_->call_tool("quick__slow", R"({"ms":3000})");
   EXPECT_TRUE(is_error(direct));
-  EXPECT_TRUE(contains(text_of(direct), "within 1000 ms")) << text_of(direct);
+  EXPECT_TRUE(gateway_policy_contains(text_of(direct), "within 1000 ms")) << text_of(direct);
   // (fx and quick still run the abandoned calls: the fixture serves one call at a time.)
   EXPECT_FALSE(is_error(sluice_->call_tool("idle__slow", R"({"ms":10})")));
 }
@@ -216,7 +217,7 @@ TEST_F(GatewayPolicy, ProgressExtendsTheTimeoutUpToTheCeiling) {
   EXPECT_TRUE(is_error(capped)) << text_of(capped);
   // The client asked for no progress: none reached it.
   for (const auto& n : sluice_->notifications()) {
-    EXPECT_FALSE(contains(n, "notifications/progress")) << n;
+    EXPECT_FALSE(gateway_policy_contains(n, "notifications/progress")) << n;
   }
 }
 
@@ -236,7 +237,7 @@ TEST_F(GatewayPolicy, RootsChangesReachTheServersThatAskedForRoots) {
   while (!roots_request) {
     auto line = sluice_->read_line();
     ASSERT_TRUE(line) << "no roots/list request reached the client";
-    if (contains(*line, "\"roots/list\"")) roots_request = bj::parse(*line);
+    if (gateway_policy_contains(*line, "\"roots/list\"")) roots_request = bj::parse(*line);
   }
   sluice_->send(R"({"jsonrpc":"2.0","id":)" + bj::serialize(roots_request->at("id")) +
                 R"(,"result":{"roots":[{"uri":"file:///tmp","name":"tmp"}]}})");
@@ -276,8 +277,8 @@ TEST_F(GatewayPolicy, AToolWhoseSchemaCannotBeCompiledIsRefusedAndShownAsNotVali
   sluice_->initialize();
   auto refused = invoke("fx::lookahead", R"({"word":"SENTINEL-schema-4f1"})");
   EXPECT_TRUE(is_error(refused));
-  EXPECT_TRUE(contains(text_of(refused), "cannot be validated")) << text_of(refused);
-  EXPECT_FALSE(contains(text_of(refused), "SENTINEL")) << text_of(refused);
+  EXPECT_TRUE(gateway_policy_contains(text_of(refused), "cannot be validated")) << text_of(refused);
+  EXPECT_FALSE(gateway_policy_contains(text_of(refused), "SENTINEL")) << text_of(refused);
   auto described = sluice_->call_tool("gateway.describe", R"({"tool_id":"fx::lookahead"})");
   EXPECT_EQ(described.at("structuredContent").at("validatable"), false);
   auto card = sluice_->call_tool("gateway.catalog_search", R"({"query":"lookahead"})")
@@ -330,7 +331,9 @@ TEST_F(GatewayPolicy, WritesToOneStdioServerAreSerialisedByDefault) {
   while (answered < 2) {
     auto line = sluice_->read_line();
     ASSERT_TRUE(line);
-    if (contains(*line, "\"id\":\"w1\"") || contains(*line, "\"id\":\"w2\"")) ++answered;
+    if (gateway_policy_contains(*line, "\"id\":\"w1\"") ||
+        gateway_policy_contains(*line, "\"id\":\"w2\""))
+      ++answered;
   }
   EXPECT_TRUE(fs::exists(dir_.path() / "started-b"));
 }
@@ -359,7 +362,7 @@ TEST_F(GatewayPolicy, AServersWritesSettingLetsWritesRunTogether) {
   while (answered < 2) {
     auto line = sluice_->read_line();
     ASSERT_TRUE(line);
-    if (contains(*line, "\"id\":\"w-")) ++answered;
+    if (gateway_policy_contains(*line, "\"id\":\"w-")) ++answered;
   }
 }
 
@@ -371,16 +374,20 @@ TEST_F(GatewayPolicy, NamesAreShownWithSuggestionsAndStartFailuresNameTheCommand
         R"("nodir":{"command":"/bin/true","cwd":"/nonexistent-dir-3f9"})");
   sluice_->initialize();
   auto typo = sluice_->call_tool("gateway.connect_server", R"({"server_name":"files2"})");
-  EXPECT_TRUE(contains(text_of(typo), "named files2 (did you mean files?)")) << text_of(typo);
+  EXPECT_TRUE(gateway_policy_contains(text_of(typo), "named files2 (did you mean files?)"))
+      << text_of(typo);
   auto tool = invoke("files::ech", "{}");
-  EXPECT_TRUE(contains(text_of(tool), "no tool named ech (did you mean echo?)")) << text_of(tool);
+  EXPECT_TRUE(gateway_policy_contains(text_of(tool), "no tool named ech (did you mean echo?)"))
+      << text_of(tool);
   auto odd = sluice_->call_tool("gateway.connect_server", R"({"server_name":"a b\u0007"})");
-  EXPECT_TRUE(contains(text_of(odd), "a string of 4 characters")) << text_of(odd);
+  EXPECT_TRUE(gateway_policy_contains(text_of(odd), "a string of 4 characters")) << text_of(odd);
   auto nocmd = sluice_->call_tool("gateway.connect_server", R"({"server_name":"nocmd"})");
-  EXPECT_TRUE(contains(text_of(nocmd), "command no-such-command-3f9 was not found in PATH"))
+  EXPECT_TRUE(
+      gateway_policy_contains(text_of(nocmd), "command no-such-command-3f9 was not found in PATH"))
       << text_of(nocmd);
   auto nodir = sluice_->call_tool("gateway.connect_server", R"({"server_name":"nodir"})");
-  EXPECT_TRUE(contains(text_of(nodir), "working directory /nonexistent-dir-3f9")) << text_of(nodir);
+  EXPECT_TRUE(gateway_policy_contains(text_of(nodir), "working directory /nonexistent-dir-3f9"))
+      << text_of(nodir);
 }
 
 // Item 26: forbidForce covers gateway.cancel, and a refused force says what is true.
@@ -390,9 +397,9 @@ TEST_F(GatewayPolicy, ForbidForceCoversEveryForceWithATrueMessage) {
   auto restart =
       sluice_->call_tool("gateway.restart_server", R"({"server_name":"fx","force":true})");
   EXPECT_TRUE(is_error(restart));
-  EXPECT_TRUE(contains(text_of(restart), "forbidForce")) << text_of(restart);
-  EXPECT_TRUE(contains(text_of(restart), "nothing pending")) << text_of(restart);
-  EXPECT_FALSE(contains(text_of(restart), "has work pending")) << text_of(restart);
+  EXPECT_TRUE(gateway_policy_contains(text_of(restart), "forbidForce")) << text_of(restart);
+  EXPECT_TRUE(gateway_policy_contains(text_of(restart), "nothing pending")) << text_of(restart);
+  EXPECT_FALSE(gateway_policy_contains(text_of(restart), "has work pending")) << text_of(restart);
   sluice_->send(R"({"jsonrpc":"2.0","id":"g","method":"tools/call","params":{"name":)"
                 R"("gateway.invoke","arguments":{"tool_id":"fx::gate","arguments":{"path":")" +
                 (dir_.path() / "open").string() + R"(","marker":")" +
@@ -404,7 +411,7 @@ TEST_F(GatewayPolicy, ForbidForceCoversEveryForceWithATrueMessage) {
   auto cancel =
       sluice_->call_tool("gateway.cancel", R"({"request_id":")" + id + R"(","force":true})");
   EXPECT_TRUE(is_error(cancel));
-  EXPECT_TRUE(contains(text_of(cancel), "forbidForce")) << text_of(cancel);
+  EXPECT_TRUE(gateway_policy_contains(text_of(cancel), "forbidForce")) << text_of(cancel);
   std::ofstream(dir_.path() / "open").put('\n');
   EXPECT_TRUE(wait_file(dir_.path() / "done")) << "the call was not cancelled";
 }

@@ -17,8 +17,8 @@ namespace sluice::test {
 namespace {
 namespace bj = boost::json;
 
-// The fixture server's entry with `extra` members added (idleTimeoutMs).
-std::string entry(const std::string& marker, const bj::object& extra = {}) {
+// The fixture server's idle_entry with `extra` members added (idleTimeoutMs).
+std::string idle_entry(const std::string& marker, const bj::object& extra = {}) {
   bj::object o{{"command", FIXTURE_SERVER}, {"env", bj::object{{"SLUICE_FIXTURE_MARKER", marker}}}};
   for (const auto& kv : extra) o[kv.key()] = kv.value();
   return bj::serialize(o);
@@ -77,7 +77,7 @@ class IdleShutdown : public ::testing::Test {
 };
 
 TEST_F(IdleShutdown, AnIdleChildIsStoppedShownInHealthAndStartedAgainByTheNextCall) {
-  start(R"({"mcpServers":{"fx":)" + entry(marker_, {{"idleTimeoutMs", 1000}}) + "}}");
+  start(R"({"mcpServers":{"fx":)" + idle_entry(marker_, {{"idleTimeoutMs", 1000}}) + "}}");
   EXPECT_EQ(echo("fx", "first"), "first");
   bj::value online = row("fx");
   EXPECT_EQ(online.at("status"), "online");
@@ -116,8 +116,8 @@ TEST_F(IdleShutdown, AnIdleChildIsStoppedShownInHealthAndStartedAgainByTheNextCa
 
 TEST_F(IdleShutdown, TheDefaultIdleTimeoutLeavesAnAutoStartServerRunning) {
   // Both take the gateway-wide default; "auto" is started first, yet only "lazy" is stopped.
-  start(R"({"mcpServers":{"auto":)" + entry(other_marker_) + R"(,"lazy":)" + entry(marker_) +
-        R"(},"autoStart":["auto"],"sluice":{"idleTimeoutMs":1000}})");
+  start(R"({"mcpServers":{"auto":)" + idle_entry(other_marker_) + R"(,"lazy":)" +
+        idle_entry(marker_) + R"(},"autoStart":["auto"],"sluice":{"idleTimeoutMs":1000}})");
   EXPECT_EQ(echo("auto", "up"), "up");
   EXPECT_EQ(echo("lazy", "up"), "up");
   EXPECT_TRUE(row("auto").at("idle_timeout_ms").is_null());
@@ -133,7 +133,7 @@ TEST_F(IdleShutdown, AServerWithASubscribedClientIsNotIdleStoppedUntilItUnsubscr
                   {"env", bj::object{{"SLUICE_FIXTURE_MARKER", other_marker_}}},
                   {"idleTimeoutMs", 1000}};
   start(R"({"mcpServers":{"conf":)" + bj::serialize(conf) + R"(,"fx":)" +
-            entry(marker_, {{"idleTimeoutMs", 1000}}) + "}}",
+            idle_entry(marker_, {{"idleTimeoutMs", 1000}}) + "}}",
         {"--expose", "meta,all"});
   auto sub = sluice_->request("resources/subscribe", R"({"uri":"test://watched-resource"})");
   ASSERT_TRUE(sub.as_object().contains("result")) << bj::serialize(sub);

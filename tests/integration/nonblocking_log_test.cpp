@@ -21,7 +21,7 @@ namespace {
 namespace bj = boost::json;
 
 // The graces (0.5 s after closing stdin, 2 s after SIGTERM) plus a margin.
-constexpr auto kTeardownBound = 5s;
+constexpr auto kNonblockingLogTeardownBound = 5s;
 constexpr std::size_t kPipeCapacity = 65536;
 
 std::uint64_t log_lines_dropped(Sluice& s) {
@@ -69,18 +69,26 @@ TEST_P(UnreadStderr, CallsAreAnsweredAndEveryEndingExitsZeroWithNothingLeft) {
     EXPECT_GT(log_lines_dropped(s), 0u);
     auto t0 = std::chrono::steady_clock::now();
     switch (GetParam()) {
-      case Ending::sigterm: s.signal(SIGTERM); break;
-      case Ending::sigint: s.signal(SIGINT); break;
-      case Ending::sighup: s.signal(SIGHUP); break;
-      case Ending::eof: s.close_stdin(); break;
+      case Ending::sigterm:
+        s.signal(SIGTERM);
+        break;
+      case Ending::sigint:
+        s.signal(SIGINT);
+        break;
+      case Ending::sighup:
+        s.signal(SIGHUP);
+        break;
+      case Ending::eof:
+        s.close_stdin();
+        break;
     }
-    EXPECT_EQ(s.wait_exit(kTeardownBound), 0);
+    EXPECT_EQ(s.wait_exit(kNonblockingLogTeardownBound), 0);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - t0);
     RecordProperty("exit_ms", std::to_string(ms.count()));
     std::printf("exit with an unread stderr: %lld ms\n", static_cast<long long>(ms.count()));
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kNonblockingLogTeardownBound).empty());
 }
 
 std::string ending_name(const ::testing::TestParamInfo<Ending>& info) {
@@ -117,7 +125,7 @@ TEST(UnreadStderrResumed, OneLineSaysHowManyLinesWereDropped) {
     EXPECT_NE(s.stderr_text().find(" log lines dropped"), std::string::npos);
     expect_clean_exit(s);
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kNonblockingLogTeardownBound).empty());
 }
 
 std::size_t count_of(const std::string& text, const std::string& needle) {
@@ -154,7 +162,7 @@ TEST(ChildStderr, ReloggedLinesHaveAByteBudgetAsWellAsALineBudget) {
     EXPECT_NE(err.find("lines not logged (over 50 lines/s or 65536 bytes/s)"), std::string::npos);
     expect_clean_exit(s);
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kNonblockingLogTeardownBound).empty());
 }
 
 // Under a sustained flood the count of lines not logged is reported at most once a second, not
@@ -183,7 +191,7 @@ TEST(ChildStderr, ASustainedFloodReportsItsDropsAtMostOnceASecond) {
     EXPECT_LE(reports, 8u) << "reports of dropped lines for 250 lines logged";
     expect_clean_exit(s);
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kNonblockingLogTeardownBound).empty());
 }
 
 TEST(LogFile, AFullFileSystemDropsAndCountsAndNeverBlocks) {
@@ -202,9 +210,9 @@ TEST(LogFile, AFullFileSystemDropsAndCountsAndNeverBlocks) {
     EXPECT_GT(log_lines_dropped(s), 0u);
     expect_echo_answers(s, 20);
     s.signal(SIGTERM);
-    EXPECT_EQ(s.wait_exit(kTeardownBound), 0);
+    EXPECT_EQ(s.wait_exit(kNonblockingLogTeardownBound), 0);
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kNonblockingLogTeardownBound).empty());
 }
 
 TEST(LogFile, AFifoNobodyReadsDropsAndCountsAndNeverBlocks) {
@@ -228,10 +236,10 @@ TEST(LogFile, AFifoNobodyReadsDropsAndCountsAndNeverBlocks) {
     EXPECT_GT(log_lines_dropped(s), 0u);
     expect_echo_answers(s, 20);
     s.close_stdin();
-    EXPECT_EQ(s.wait_exit(kTeardownBound), 0);
+    EXPECT_EQ(s.wait_exit(kNonblockingLogTeardownBound), 0);
   }
   ::close(reader);
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kNonblockingLogTeardownBound).empty());
 }
 
 }  // namespace

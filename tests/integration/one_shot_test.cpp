@@ -12,7 +12,7 @@ namespace sluice::test {
 namespace {
 
 // The graces (0.5 s after closing stdin, 2 s after SIGTERM) plus a margin.
-constexpr auto kTeardownBound = 5s;
+constexpr auto kOneShotTeardownBound = 5s;
 
 class OneShotSignal : public ::testing::TestWithParam<int> {};
 
@@ -22,8 +22,7 @@ TEST_P(OneShotSignal, CallTearsItsServerAndItsEscapedGrandchildDownThenExits128P
   std::string marker = new_marker();
   // The server forks a grandchild that leaves its group (setsid) and sleeps.
   auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"fx":)" +
-                                        fixture_entry(marker, {"--mode=grandchild-setsid"}) +
-                                        "}}");
+                                        fixture_entry(marker, {"--mode=grandchild-setsid"}) + "}}");
   auto started = dir.path() / "started";
   std::string args = R"({"path":")" + (dir.path() / "never").string() + R"(","marker":")" +
                      (dir.path() / "passed").string() + R"(","started":")" + started.string() +
@@ -34,9 +33,9 @@ TEST_P(OneShotSignal, CallTearsItsServerAndItsEscapedGrandchildDownThenExits128P
     ASSERT_TRUE(wait_file(started)) << "the blocking tool never started";
     ASSERT_GE(processes_with_marker(marker).size(), 2u);
     s.signal(sig);
-    EXPECT_EQ(s.wait_exit(kTeardownBound), 128 + sig);
+    EXPECT_EQ(s.wait_exit(kOneShotTeardownBound), 128 + sig);
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kOneShotTeardownBound).empty());
 }
 
 // The server never answers initialize and outlives its stdin: only a teardown ends it.
@@ -44,10 +43,10 @@ TEST_P(OneShotSignal, ServersProbeTearsItsServersDownThenExits128PlusN) {
   const int sig = GetParam();
   TempDir dir;
   std::string marker = new_marker();
-  auto cfg = dir.write(".mcp.json", R"({"mcpServers":{"fx":)" +
-                                        fixture_entry(marker, {"--mode=never-initialize",
-                                                               "--linger-after-eof"}) +
-                                        "}}");
+  auto cfg = dir.write(
+      ".mcp.json", R"({"mcpServers":{"fx":)" +
+                       fixture_entry(marker, {"--mode=never-initialize", "--linger-after-eof"}) +
+                       "}}");
   {
     Sluice s({"servers", "--probe", "--no-discover", "--config", cfg.string(),
               "--initialize-timeout-ms", "600000"},
@@ -58,9 +57,9 @@ TEST_P(OneShotSignal, ServersProbeTearsItsServersDownThenExits128PlusN) {
     }
     ASSERT_FALSE(processes_with_marker(marker).empty()) << "the probe never started the server";
     s.signal(sig);
-    EXPECT_EQ(s.wait_exit(kTeardownBound), 128 + sig);
+    EXPECT_EQ(s.wait_exit(kOneShotTeardownBound), 128 + sig);
   }
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kOneShotTeardownBound).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(P9, OneShotSignal, ::testing::Values(SIGTERM, SIGINT, SIGHUP),
@@ -72,15 +71,15 @@ INSTANTIATE_TEST_SUITE_P(P9, OneShotSignal, ::testing::Values(SIGTERM, SIGINT, S
 
 // A server that writes one stderr line at start ("fixture fixture starting").
 std::filesystem::path banner_config(const TempDir& dir, const std::string& marker) {
-  return dir.write(".mcp.json", R"({"mcpServers":{"fx":)" +
-                                    fixture_entry(marker, {"--stderr-banner"}) + "}}");
+  return dir.write(".mcp.json",
+                   R"({"mcpServers":{"fx":)" + fixture_entry(marker, {"--stderr-banner"}) + "}}");
 }
 
 TEST(QuietOneShot, CallLogsNothingBelowWarnUnlessAsked) {
   TempDir dir;
   std::string marker = new_marker();
   auto cfg = banner_config(dir, marker);
-  std::vector<std::string> args{"call",         "fx::echo", "--args", R"({"text":"hi"})",
+  std::vector<std::string> args{"call",          "fx::echo", "--args",    R"({"text":"hi"})",
                                 "--no-discover", "--config", cfg.string()};
   auto quiet = run_sluice(args, dir.path(), dir.path());
   EXPECT_EQ(quiet.exit_code, 0);
@@ -91,19 +90,19 @@ TEST(QuietOneShot, CallLogsNothingBelowWarnUnlessAsked) {
   EXPECT_EQ(loud.exit_code, 0);
   EXPECT_NE(loud.err.find(" debug: server fx stderr: fixture fixture starting"), std::string::npos)
       << loud.err;
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kOneShotTeardownBound).empty());
 }
 
 TEST(QuietOneShot, ServersProbeLogsNothingBelowWarnByDefault) {
   TempDir dir;
   std::string marker = new_marker();
   auto cfg = banner_config(dir, marker);
-  auto r = run_sluice({"servers", "--probe", "--no-discover", "--config", cfg.string()},
-                      dir.path(), dir.path());
+  auto r = run_sluice({"servers", "--probe", "--no-discover", "--config", cfg.string()}, dir.path(),
+                      dir.path());
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("fx"), std::string::npos);
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kOneShotTeardownBound).empty());
 }
 
 TEST(QuietServe, AChildsStderrIsLoggedAtDebugNotInfo) {
@@ -130,7 +129,7 @@ TEST(QuietServe, AChildsStderrIsLoggedAtDebugNotInfo) {
   std::string debug = run({"--log-level", "debug"});
   EXPECT_NE(debug.find(" debug: server fx stderr: fixture fixture starting"), std::string::npos)
       << debug;
-  EXPECT_TRUE(wait_no_marker(marker, kTeardownBound).empty());
+  EXPECT_TRUE(wait_no_marker(marker, kOneShotTeardownBound).empty());
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace sluice::test {
 namespace {
 namespace bj = boost::json;
 
-bool contains(const std::string& text, const std::string& part) {
+bool policy_contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -40,8 +40,8 @@ class Policy : public ::testing::Test {
              const std::vector<std::string>& flags = {}) {
     auto cfg = dir_.write("cfg/.mcp.json",
                           R"({"mcpServers":{)" + servers + R"(},"sluice":)" + settings + "}");
-    std::vector<std::string> args{"serve",        "--log-stderr", "--no-discover", "--config",
-                                  cfg.string(),   "--log-level",  "debug"};
+    std::vector<std::string> args{"serve",      "--log-stderr", "--no-discover", "--config",
+                                  cfg.string(), "--log-level",  "debug"};
     args.insert(args.end(), flags.begin(), flags.end());
     sluice_ = std::make_unique<Sluice>(args, dir_.path(), dir_.path());
     sluice_->initialize();
@@ -108,10 +108,11 @@ TEST_F(Policy, ADeniedToolIsAbsentFromSearchAndDescribeAndRefusedWithTheRule) {
             "(\"fx::ad?\")");
   auto refused = invoke("fx::add", R"({"a":1,"b":2})");
   EXPECT_TRUE(is_error(refused));
-  EXPECT_TRUE(contains(text_of(refused), "denied by policy.deny.tools entry 3 (\"fx::ad?\")"));
-  EXPECT_FALSE(contains(text_of(refused), "\"a\""));
+  EXPECT_TRUE(
+      policy_contains(text_of(refused), "denied by policy.deny.tools entry 3 (\"fx::ad?\")"));
+  EXPECT_FALSE(policy_contains(text_of(refused), "\"a\""));
   auto slow = invoke("fx::slow", R"({"ms":1})");
-  EXPECT_TRUE(contains(text_of(slow), "denied by policy.deny.tools entry 2 (\"fx::sl*\")"));
+  EXPECT_TRUE(policy_contains(text_of(slow), "denied by policy.deny.tools entry 2 (\"fx::sl*\")"));
   auto ok = invoke("fx::echo", R"({"text":"still here"})");
   EXPECT_FALSE(is_error(ok));
   EXPECT_EQ(text_of(ok), "still here");
@@ -125,10 +126,11 @@ TEST_F(Policy, ARefusedCallIsARefusalInTheAuditLogWithNamesAndNoArguments) {
   sluice_.reset();
   std::ifstream in(dir_.path() / ".local/state/sluice/audit.jsonl");
   std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_TRUE(contains(log, R"("kind":"refusal","client":"stdio","server":"fx","tool":"add",)"
-                            R"("outcome":"withheld by policy")"))
+  EXPECT_TRUE(policy_contains(log,
+                              R"("kind":"refusal","client":"stdio","server":"fx","tool":"add",)"
+                              R"("outcome":"withheld by policy")"))
       << log;
-  EXPECT_FALSE(contains(log, "AUDIT-SENTINEL-77"));
+  EXPECT_FALSE(policy_contains(log, "AUDIT-SENTINEL-77"));
 }
 
 TEST_F(Policy, ADeniedToolIsAbsentFromTheAggregateListingAndRefusedThere) {
@@ -138,17 +140,17 @@ TEST_F(Policy, ADeniedToolIsAbsentFromTheAggregateListingAndRefusedThere) {
   EXPECT_FALSE(has(names, "fx__add"));
   auto r = sluice_->call_tool("fx__add", R"({"a":1,"b":2})");
   EXPECT_TRUE(is_error(r));
-  EXPECT_TRUE(contains(text_of(r), "denied by policy.deny.tools entry 1 (\"fx::add\")"));
+  EXPECT_TRUE(policy_contains(text_of(r), "denied by policy.deny.tools entry 1 (\"fx::add\")"));
 }
 
 TEST_F(Policy, DenyWinsOverAllowAndANonEmptyAllowListRestricts) {
   start("\"fx\":" + fx(),
         R"({"policy":{"allow":{"tools":["fx::e*","fx::add"]},"deny":{"tools":["fx::add"]}}})");
   EXPECT_FALSE(is_error(invoke("fx::echo", R"({"text":"x"})")));
-  EXPECT_TRUE(contains(text_of(invoke("fx::add", R"({"a":1,"b":2})")),
-                       "denied by policy.deny.tools entry 1 (\"fx::add\")"));
-  EXPECT_TRUE(contains(text_of(invoke("fx::slow", R"({"ms":1})")),
-                       "not allowed by policy.allow.tools (none of its 2 entries matches)"));
+  EXPECT_TRUE(policy_contains(text_of(invoke("fx::add", R"({"a":1,"b":2})")),
+                              "denied by policy.deny.tools entry 1 (\"fx::add\")"));
+  EXPECT_TRUE(policy_contains(text_of(invoke("fx::slow", R"({"ms":1})")),
+                              "not allowed by policy.allow.tools (none of its 2 entries matches)"));
   auto ids = search_ids("add numbers sleep echo");
   EXPECT_EQ(ids, std::vector<std::string>{"fx::echo"});
 }
@@ -190,7 +192,8 @@ TEST_F(Policy, ADeniedServerIsNeverStartedByAnyPath) {
       {"call", "fx::echo", "--args", R"({"text":"x"})", "--no-discover", "--config", cfg.string()},
       dir_.path(), dir_.path());
   EXPECT_NE(one_shot.exit_code, 0);
-  EXPECT_TRUE(contains(one_shot.out + one_shot.err, "denied by policy.deny.servers entry 1"));
+  EXPECT_TRUE(
+      policy_contains(one_shot.out + one_shot.err, "denied by policy.deny.servers entry 1"));
   EXPECT_TRUE(processes_with_marker(marker_).empty());
 }
 
@@ -202,7 +205,7 @@ TEST_F(Policy, SluiceCallIsRefusedWithTheRule) {
       {"call", "fx::add", "--args", R"({"a":1,"b":2})", "--no-discover", "--config", cfg.string()},
       dir_.path(), dir_.path());
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_TRUE(contains(r.out + r.err, "denied by policy.deny.tools entry 1 (\"*::add\")"))
+  EXPECT_TRUE(policy_contains(r.out + r.err, "denied by policy.deny.tools entry 1 (\"*::add\")"))
       << r.out << r.err;
 }
 
@@ -248,7 +251,8 @@ TEST_F(Policy, TheGatewayDefaultCapAppliesWhenNeitherToolNorServerSetsOne) {
   start("\"fx\":" + fx(), R"({"maxOutputBytes":1000})");
   auto large = invoke("fx::large", R"({"bytes":1500})");
   EXPECT_EQ(large.at("content").at(0).at("text").as_string().size(), 1000u);
-  EXPECT_TRUE(contains(bj::serialize(large), "500 of 1500 bytes omitted (maxOutputBytes 1000)"));
+  EXPECT_TRUE(
+      policy_contains(bj::serialize(large), "500 of 1500 bytes omitted (maxOutputBytes 1000)"));
 }
 
 // Fake credentials of each built-in format, with the label each is replaced by.
@@ -290,7 +294,7 @@ TEST_F(Policy, EachBuiltInSecretIsRedactedInTextAndStructuredContentAndCountedNo
   const std::string log = sluice_->stderr_text();
   for (const auto& [label, secret] : secrets()) {
     const std::string tail = secret.substr(secret.size() - 12);
-    EXPECT_FALSE(contains(log, tail)) << label;
+    EXPECT_FALSE(policy_contains(log, tail)) << label;
   }
   sluice_.reset();
 }
@@ -340,8 +344,8 @@ TEST_F(PolicyAggregate, ADeniedPromptIsNotListedAndGettingItNamesTheRule) {
                                              R"("arguments":{"arg1":"SNTLarg","arg2":"two"}})");
   ASSERT_TRUE(got.as_object().contains("error")) << bj::serialize(got);
   const std::string message(got.at("error").at("message").as_string());
-  EXPECT_TRUE(contains(message, "denied by policy.deny.prompts entry 1")) << message;
-  EXPECT_FALSE(contains(bj::serialize(got), "SNTLarg"));
+  EXPECT_TRUE(policy_contains(message, "denied by policy.deny.prompts entry 1")) << message;
+  EXPECT_FALSE(policy_contains(bj::serialize(got), "SNTLarg"));
 }
 
 TEST_F(PolicyAggregate, ADeniedResourceIsNotListedAndReadingItNamesTheRule) {
@@ -349,8 +353,9 @@ TEST_F(PolicyAggregate, ADeniedResourceIsNotListedAndReadingItNamesTheRule) {
   for (const auto& r : list) EXPECT_NE(r.at("uri"), "test://static-text");
   auto read = sluice_->request("resources/read", R"({"uri":"test://static-text"})");
   ASSERT_TRUE(read.as_object().contains("error")) << bj::serialize(read);
-  EXPECT_TRUE(contains(std::string(read.at("error").at("message").as_string()),
-                       "denied by policy.deny.resources entry 1 (\"conf::test://static-*\")"));
+  EXPECT_TRUE(
+      policy_contains(std::string(read.at("error").at("message").as_string()),
+                      "denied by policy.deny.resources entry 1 (\"conf::test://static-*\")"));
   auto templated = sluice_->request("resources/read", R"({"uri":"test://template/123/data"})");
   EXPECT_TRUE(templated.as_object().contains("result")) << bj::serialize(templated);
 }

@@ -30,7 +30,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // Unique per run, so that a hit can only come from this test's input.
-std::string sentinel(std::string_view what) {
+std::string secrets_sentinel(std::string_view what) {
   return "SENTINEL-" + std::string(what) + "-" + new_marker();
 }
 
@@ -39,7 +39,7 @@ std::string slurp(const fs::path& file) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-mode_t mode_of(const fs::path& path) {
+mode_t secrets_mode_of(const fs::path& path) {
   struct stat st {};
   EXPECT_EQ(::lstat(path.c_str(), &st), 0);
   return st.st_mode & 07777;
@@ -72,12 +72,12 @@ class Secrets : public ::testing::Test {
 };
 
 TEST_F(Secrets, SetReadsTheValueFromAPipeAndListAndRmShowOnlyNames) {
-  const std::string value = sentinel("value");
+  const std::string value = secrets_sentinel("value");
   RunResult set = sluice({"secrets", "set", "API_TOKEN"}, value + "\n");
   ASSERT_EQ(set.exit_code, 0) << set.err;
   EXPECT_THAT(set.out + set.err, Not(HasSubstr(value)));
-  EXPECT_EQ(mode_of(store_dir()), 0700);
-  EXPECT_EQ(mode_of(store_file()), 0600);
+  EXPECT_EQ(secrets_mode_of(store_dir()), 0700);
+  EXPECT_EQ(secrets_mode_of(store_file()), 0600);
   // One trailing newline is not part of the value.
   auto stored = config::SecretsStore(store_dir()).load();
   ASSERT_TRUE(stored) << stored.error().message;
@@ -102,7 +102,7 @@ TEST_F(Secrets, SetReadsTheValueFromAPipeAndListAndRmShowOnlyNames) {
 }
 
 TEST_F(Secrets, SetTakesNoValueFromTheCommandLineNoBadNameAndNoEmptyValue) {
-  const std::string value = sentinel("argv");
+  const std::string value = secrets_sentinel("argv");
   RunResult on_argv = sluice({"secrets", "set", "TOKEN", value}, "from-stdin\n");
   EXPECT_EQ(on_argv.exit_code, 2);
   EXPECT_THAT(on_argv.err, HasSubstr("read from stdin"));
@@ -120,7 +120,7 @@ TEST_F(Secrets, SetTakesNoValueFromTheCommandLineNoBadNameAndNoEmptyValue) {
 }
 
 TEST_F(Secrets, ALooseFileOrDirectoryIsRefusedWithTheFixAndNotRepaired) {
-  const std::string value = sentinel("loose");
+  const std::string value = secrets_sentinel("loose");
   ASSERT_EQ(sluice({"secrets", "set", "TOKEN"}, value).exit_code, 0);
   ASSERT_EQ(::chmod(store_file().c_str(), 0644), 0);
   RunResult list = sluice({"secrets", "list"});
@@ -129,7 +129,7 @@ TEST_F(Secrets, ALooseFileOrDirectoryIsRefusedWithTheFixAndNotRepaired) {
   RunResult set = sluice({"secrets", "set", "OTHER"}, "x");
   EXPECT_EQ(set.exit_code, 1);
   EXPECT_THAT(set.err, HasSubstr("chmod 600 " + store_file().string()));
-  EXPECT_EQ(mode_of(store_file()), 0644);
+  EXPECT_EQ(secrets_mode_of(store_file()), 0644);
   // A command that reads the configuration says why its secrets are not used.
   const fs::path config = tmp_.write("cfg.json", R"({"mcpServers":{}})");
   RunResult servers = sluice({"servers", "--no-discover", "--config", config.string()});
@@ -142,7 +142,7 @@ TEST_F(Secrets, ALooseFileOrDirectoryIsRefusedWithTheFixAndNotRepaired) {
   RunResult dir = sluice({"secrets", "list"});
   EXPECT_EQ(dir.exit_code, 1);
   EXPECT_THAT(dir.err, HasSubstr("chmod 700 " + store_dir().string()));
-  EXPECT_EQ(mode_of(store_dir()), 0755);
+  EXPECT_EQ(secrets_mode_of(store_dir()), 0755);
 }
 
 // A server entry that runs the fixture through sh, writing its environment to `dump` first.
@@ -155,8 +155,8 @@ bj::object dumping_entry(const fs::path& dump, const std::string& marker, bj::ob
 }
 
 TEST_F(Secrets, AStoredSecretReachesOnlyTheServerThatNamesItAndNoneOfSluicesOutput) {
-  const std::string value = sentinel("secret");
-  const std::string leak = sentinel("leak");
+  const std::string value = secrets_sentinel("secret");
+  const std::string leak = secrets_sentinel("leak");
   ASSERT_EQ(sluice({"secrets", "set", "SERVICE_KEY"}, value + "\n").exit_code, 0);
   const std::string marker = new_marker();
   const fs::path uses = tmp_.path() / "uses.env";
@@ -201,7 +201,7 @@ TEST_F(Secrets, AStoredSecretReachesOnlyTheServerThatNamesItAndNoneOfSluicesOutp
 }
 
 TEST_F(Secrets, AnEntryThatSetsLdPreloadIsRefusedByNameAndItsCommandNeverRuns) {
-  const std::string value = sentinel("preload");
+  const std::string value = secrets_sentinel("preload");
   const fs::path ran = tmp_.path() / "RAN_WITH_LD_PRELOAD";
   bj::object evil{{"command", "/bin/sh"},
                   {"args", bj::array{"-c", "touch \"$0\"", ran.string()}},

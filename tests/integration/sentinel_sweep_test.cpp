@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 const std::string kInit =
     R"({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":")";
 
-std::string read_file(const fs::path& path) {
+std::string sentinel_sweep_read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -259,10 +259,11 @@ class SentinelSweep : public ::testing::Test {
 
   void declare_sinks() {
     for (const char* sink :
-         {"stdio responses", "stdio stderr log", "gateway.health", "audit ring", "http responses",
-          "http /health", "http /metrics", "http log file", "cli servers", "cli servers --json",
-          "cli index", "cli index --json", "cli call", "cli call --json", "cli auth", "cli secrets",
-          "cli trust", "catalog cache file", "audit log file", "run log files"}) {
+         {"stdio responses", "stdio stderr log",   "gateway.health", "audit ring",
+          "http responses",  "http /health",       "http /metrics",  "http log file",
+          "cli servers",     "cli servers --json", "cli index",      "cli index --json",
+          "cli call",        "cli call --json",    "cli auth",       "cli secrets",
+          "cli trust",       "catalog cache file", "audit log file", "run log files"}) {
       ledger_.sink(sink);
     }
   }
@@ -483,7 +484,7 @@ void SentinelSweep::sweep_http() {
   s->signal(SIGTERM);
   EXPECT_EQ(s->wait_exit(), 0);
   s->join_stderr();
-  ledger_.record("http log file", read_file(log_file) + s->stderr_text());
+  ledger_.record("http log file", sentinel_sweep_read_file(log_file) + s->stderr_text());
 }
 
 // Refusals at the door: what the client sent in its head or body is never shown back.
@@ -521,18 +522,20 @@ void SentinelSweep::sweep_state_files() {
   // What the catalog cache holds of every server (names of env variables and headers, never
   // their values; no argument, result or token), its write-ahead log included.
   ledger_.record("catalog cache file",
-                 read_file(state_ / "catalog.sqlite3") + read_file(state_ / "catalog.sqlite3-wal"));
+                 sentinel_sweep_read_file(state_ / "catalog.sqlite3") +
+                     sentinel_sweep_read_file(state_ / "catalog.sqlite3-wal"));
   // The persistent audit log of every serve and call above (rotated files included).
   std::string audit;
   for (const auto& e : fs::directory_iterator(state_)) {
-    if (e.path().filename().string().starts_with("audit.jsonl")) audit += read_file(e.path());
+    if (e.path().filename().string().starts_with("audit.jsonl"))
+      audit += sentinel_sweep_read_file(e.path());
   }
   ledger_.record("audit log file", audit);
   // The serving gateways' own log files (logs/, rotated parts included).
   std::string logs;
   std::error_code ec;
   for (fs::directory_iterator it(state_ / "logs", ec), end; !ec && it != end; it.increment(ec)) {
-    logs += read_file(it->path());
+    logs += sentinel_sweep_read_file(it->path());
   }
   ledger_.record("run log files", logs);
 }

@@ -17,7 +17,7 @@ namespace {
 namespace bj = boost::json;
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& file) {
+std::string setup_import_read(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
@@ -25,7 +25,7 @@ std::string read(const fs::path& file) {
 }
 
 std::string sample(const std::string& name) {
-  return read(fs::path(SLUICE_SOURCE_DIR) / "tests/data/clients" / name);
+  return setup_import_read(fs::path(SLUICE_SOURCE_DIR) / "tests/data/clients" / name);
 }
 
 std::vector<fs::path> backups_in(const fs::path& dir) {
@@ -75,19 +75,19 @@ TEST_F(SetupImport, ClaudeCodeSetupMovesTheUserServersBehindSluiceAndUndoPutsThe
   EXPECT_NE(r.out.find("now starts sluice"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("app-db (local /home/user/app): local to one project"), std::string::npos)
       << r.out;
-  bj::value after = bj::parse(read(file));
+  bj::value after = bj::parse(setup_import_read(file));
   const bj::object& servers = after.at("mcpServers").as_object();
   ASSERT_EQ(servers.size(), 1u);
   EXPECT_EQ(servers.at("sluice").at("command").as_string(), SLUICE_BINARY);
   EXPECT_EQ(servers.at("sluice").at("args"), bj::array{"serve"});
   EXPECT_TRUE(
       after.at("projects").at("/home/user/app").at("mcpServers").as_object().contains("app-db"));
-  EXPECT_NE(read(file).find("\"memory-command\": 1e400"), std::string::npos);
+  EXPECT_NE(setup_import_read(file).find("\"memory-command\": 1e400"), std::string::npos);
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0640u);
 
-  bj::value mine = bj::parse(read(user_config()));
+  bj::value mine = bj::parse(setup_import_read(user_config()));
   EXPECT_TRUE(mine.at("mcpServers").as_object().contains("files"));
   EXPECT_TRUE(mine.at("mcpServers").as_object().contains("github"));
   ASSERT_EQ(::stat(user_config().c_str(), &st), 0);
@@ -108,7 +108,7 @@ TEST_F(SetupImport, ClaudeCodeSetupMovesTheUserServersBehindSluiceAndUndoPutsThe
   RunResult undone = sluice({"setup", "--client", "claude-code", "--undo"});
   ASSERT_EQ(undone.exit_code, 0) << undone.err;
   EXPECT_NE(undone.out.find("restored"), std::string::npos);
-  EXPECT_EQ(read(file), before);
+  EXPECT_EQ(setup_import_read(file), before);
   EXPECT_TRUE(backups_in(home()).empty());
 }
 
@@ -124,7 +124,7 @@ TEST_F(SetupImport, ADryRunPrintsAMaskedDiffAndWritesNothing) {
   EXPECT_NE(r.out.find("\"WEATHER_KEY\": \"\u2026\""), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("abc123"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dry run: nothing was written"), std::string::npos);
-  EXPECT_EQ(read(file), before);
+  EXPECT_EQ(setup_import_read(file), before);
   EXPECT_FALSE(fs::exists(user_config()));
   EXPECT_TRUE(backups_in(file.parent_path()).empty());
 }
@@ -136,7 +136,7 @@ TEST_F(SetupImport, AFileThatDoesNotParseIsRefusedWithItsPlace) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("broken.json:3:26: invalid JSON"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("nothing was written"), std::string::npos);
-  EXPECT_EQ(read(file), sample("broken.json"));
+  EXPECT_EQ(setup_import_read(file), sample("broken.json"));
   EXPECT_TRUE(backups_in(home()).empty());
 }
 
@@ -147,13 +147,13 @@ TEST_F(SetupImport, AnEntryNamedSluiceThatIsNotSluiceIsRefusedUnlessAnotherNameI
   RunResult refused = sluice({"setup", "--client", "cursor"});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("--name OTHER"), std::string::npos) << refused.err;
-  EXPECT_EQ(read(file), sample("named-sluice.json"));
+  EXPECT_EQ(setup_import_read(file), sample("named-sluice.json"));
   RunResult named = sluice({"setup", "--client", "cursor", "--name", "gateway", "--json"});
   ASSERT_EQ(named.exit_code, 0) << named.err;
   bj::value report = bj::parse(named.out);
   EXPECT_EQ(report.at("entry").as_string(), "gateway");
   EXPECT_EQ(report.at("changed").as_bool(), true);
-  bj::value after = bj::parse(read(file));
+  bj::value after = bj::parse(setup_import_read(file));
   EXPECT_EQ(after.at("mcpServers").at("gateway").at("command").as_string(), SLUICE_BINARY);
   EXPECT_TRUE(after.at("mcpServers").as_object().contains("sluice"));
 }
@@ -162,7 +162,7 @@ TEST_F(SetupImport, AMissingFileIsCreatedWithOnlySluiceAndUndoRemovesIt) {
   fs::path file = home() / ".config/Code/User/mcp.json";
   RunResult r = sluice({"setup", "--client", "vscode"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  bj::value made = bj::parse(read(file));
+  bj::value made = bj::parse(setup_import_read(file));
   EXPECT_EQ(made.at("servers").at("sluice").at("type").as_string(), "stdio");
   EXPECT_EQ(made.as_object().size(), 1u);
   RunResult undone = sluice({"setup", "--client", "vscode", "--undo"});
@@ -177,16 +177,16 @@ TEST_F(SetupImport, UndoRefusesAFileChangedSinceSetupUnlessForced) {
   const std::string before = sample("gemini-settings.json");
   { std::ofstream(file, std::ios::binary) << before; }
   ASSERT_EQ(sluice({"setup", "--client", "gemini"}).exit_code, 0);
-  std::string edited = read(file);
+  std::string edited = setup_import_read(file);
   edited.insert(edited.rfind('}'), " ");
   { std::ofstream(file, std::ios::binary) << edited; }
   RunResult refused = sluice({"setup", "--client", "gemini", "--undo"});
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("changed"), std::string::npos);
-  EXPECT_EQ(read(file), edited);
+  EXPECT_EQ(setup_import_read(file), edited);
   RunResult forced = sluice({"setup", "--client", "gemini", "--undo", "--force"});
   ASSERT_EQ(forced.exit_code, 0) << forced.err;
-  EXPECT_EQ(read(file), before);
+  EXPECT_EQ(setup_import_read(file), before);
 }
 
 TEST_F(SetupImport, ImportReportsWhatItTookAndSkippedAndKeepsWhatIsThere) {
@@ -200,7 +200,7 @@ TEST_F(SetupImport, ImportReportsWhatItTookAndSkippedAndKeepsWhatIsThere) {
   EXPECT_EQ(taken[0].at("name").as_string(), "perplexity");
   EXPECT_EQ(taken[0].at("kind").as_string(), "stdio");
   EXPECT_EQ(report.at("written").as_bool(), true);
-  bj::value mine = bj::parse(read(user_config()));
+  bj::value mine = bj::parse(setup_import_read(user_config()));
   EXPECT_EQ(mine.at("mcpServers").at("perplexity").at("env").at("PERPLEXITY_API_KEY").as_string(),
             "${PERPLEXITY_KEY}");
 
@@ -214,7 +214,7 @@ TEST_F(SetupImport, ImportReportsWhatItTookAndSkippedAndKeepsWhatIsThere) {
   { std::ofstream(home() / ".claude.json", std::ios::binary) << sample("claude.json"); }
   RunResult claude = sluice({"import", "--from", "claude-code", "--all-projects", "--json"});
   ASSERT_EQ(claude.exit_code, 0) << claude.err;
-  mine = bj::parse(read(user_config()));
+  mine = bj::parse(setup_import_read(user_config()));
   for (const char* name : {"perplexity", "fetch", "files", "github", "app-db"}) {
     EXPECT_TRUE(mine.at("mcpServers").as_object().contains(name)) << name;
   }

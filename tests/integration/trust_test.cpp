@@ -21,7 +21,7 @@ namespace {
 namespace bj = boost::json;
 namespace fs = std::filesystem;
 
-bool contains(std::string_view text, std::string_view part) {
+bool trust_contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
 
@@ -84,7 +84,7 @@ class Trust : public ::testing::Test {
 TEST_F(Trust, ServeNeverRunsAnUnapprovedProjectServerByAnyPath) {
   auto s = serve();
   auto listed = s->request("tools/list", "{}");  // the aggregate listing starts every server
-  EXPECT_FALSE(contains(bj::serialize(listed), "evil__")) << bj::serialize(listed);
+  EXPECT_FALSE(trust_contains(bj::serialize(listed), "evil__")) << bj::serialize(listed);
   for (auto [tool, args] : std::vector<std::pair<std::string, std::string>>{
            {"gateway.invoke", R"({"tool_id":"evil::x","arguments":{}})"},
            {"gateway.describe", R"({"tool_id":"evil::x"})"},
@@ -92,8 +92,8 @@ TEST_F(Trust, ServeNeverRunsAnUnapprovedProjectServerByAnyPath) {
            {"gateway.restart_server", R"({"server_name":"evil"})"}}) {
     auto r = s->call_tool(tool, args);
     EXPECT_TRUE(is_error(r)) << tool;
-    EXPECT_TRUE(contains(text_of(r), "evil")) << tool << ": " << text_of(r);
-    EXPECT_TRUE(contains(text_of(r), approve_command())) << tool << ": " << text_of(r);
+    EXPECT_TRUE(trust_contains(text_of(r), "evil")) << tool << ": " << text_of(r);
+    EXPECT_TRUE(trust_contains(text_of(r), approve_command())) << tool << ": " << text_of(r);
   }
   s->call_tool("gateway.refresh", "{}");
   auto found = s->call_tool("gateway.catalog_search", R"({"query":"anything"})");
@@ -114,24 +114,24 @@ TEST_F(Trust, OneShotCommandsNeverRunAnUnapprovedProjectServer) {
   bj::value row = bj::parse(probe.out).at("servers").at(0);
   EXPECT_EQ(row.at("status"), "untrusted") << probe.out;
   EXPECT_EQ(row.at("next_step"), approve_command().c_str()) << probe.out;
-  EXPECT_TRUE(contains(probe.err, approve_command())) << probe.err;
+  EXPECT_TRUE(trust_contains(probe.err, approve_command())) << probe.err;
 
   RunResult call = run({"call", "evil::x"});
   EXPECT_EQ(call.exit_code, 1);
-  EXPECT_TRUE(contains(call.err, "untrusted")) << call.err;
-  EXPECT_TRUE(contains(call.err, approve_command())) << call.err;
+  EXPECT_TRUE(trust_contains(call.err, "untrusted")) << call.err;
+  EXPECT_TRUE(trust_contains(call.err, approve_command())) << call.err;
 
   RunResult index = run({"index"});
-  EXPECT_TRUE(contains(index.out, "evil: skipped (untrusted)")) << index.out;
-  EXPECT_TRUE(contains(index.out, approve_command())) << index.out;
+  EXPECT_TRUE(trust_contains(index.out, "evil: skipped (untrusted)")) << index.out;
+  EXPECT_TRUE(trust_contains(index.out, approve_command())) << index.out;
   EXPECT_FALSE(fs::exists(ran())) << "the unapproved server ran";
 }
 
 TEST_F(Trust, ApproveShowsWhatItApprovesAndThenTheServerRuns) {
   RunResult r = approve();
-  EXPECT_TRUE(contains(r.out, "evil:")) << r.out;
-  EXPECT_TRUE(contains(r.out, "command: /bin/sh")) << r.out;
-  EXPECT_TRUE(contains(r.out, R"(args: ["-c","touch RAN_WITHOUT_APPROVAL"])")) << r.out;
+  EXPECT_TRUE(trust_contains(r.out, "evil:")) << r.out;
+  EXPECT_TRUE(trust_contains(r.out, "command: /bin/sh")) << r.out;
+  EXPECT_TRUE(trust_contains(r.out, R"(args: ["-c","touch RAN_WITHOUT_APPROVAL"])")) << r.out;
   struct stat st {};
   ASSERT_EQ(::stat(trust_file().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -157,7 +157,7 @@ TEST_F(Trust, OneChangedByteMakesTheFileUntrustedAgain) {
 TEST_F(Trust, TrustProjectRunsItOnceAndRecordsNothing) {
   RunResult probe = run({"servers", "--probe", "--trust-project"});
   EXPECT_TRUE(fs::exists(ran())) << probe.err;
-  EXPECT_TRUE(contains(probe.err, "for this run only")) << probe.err;
+  EXPECT_TRUE(trust_contains(probe.err, "for this run only")) << probe.err;
   EXPECT_FALSE(fs::exists(trust_file())) << "an approval was written";
   fs::remove(ran());
   EXPECT_EQ(servers_row().at("status"), "untrusted") << "the next run trusts nothing";
@@ -177,16 +177,16 @@ TEST_F(Trust, ATrustFileOthersCanReadIsRefusedWithTheChmodToRun) {
   ASSERT_EQ(::chmod(trust_file().c_str(), 0644), 0);
   RunResult servers = run({"servers", "--json"});
   EXPECT_EQ(bj::parse(servers.out).at("servers").at(0).at("status"), "untrusted");
-  EXPECT_TRUE(contains(servers.err, "chmod 600 " + trust_file().string())) << servers.err;
+  EXPECT_TRUE(trust_contains(servers.err, "chmod 600 " + trust_file().string())) << servers.err;
   RunResult refused = run({"trust", "approve"});
   EXPECT_NE(refused.exit_code, 0);
-  EXPECT_TRUE(contains(refused.err, "chmod 600 " + trust_file().string())) << refused.err;
+  EXPECT_TRUE(trust_contains(refused.err, "chmod 600 " + trust_file().string())) << refused.err;
 }
 
 TEST_F(Trust, ApprovingAMissingFileFailsWithoutRecordingAnything) {
   RunResult r = run({"trust", "approve", (project() / "nope.json").string()});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_TRUE(contains(r.err, "nope.json")) << r.err;
+  EXPECT_TRUE(trust_contains(r.err, "nope.json")) << r.err;
   EXPECT_FALSE(fs::exists(trust_file()));
 }
 
@@ -196,9 +196,9 @@ TEST_F(Trust, ApproveEscapesWhatItShows) {
   write_project(R"({"mcpServers": {"evil": {"command": "/bin/sh\n  fake: command /bin/true",
                     "args": ["-c", "true\n  fake: command /bin/true \u001b[31m\u202e"]}}})");
   RunResult r = approve();
-  EXPECT_FALSE(contains(r.out, "\xe2\x80\xae")) << "a raw bidi override reached the terminal";
-  EXPECT_FALSE(contains(r.out, "\x1b")) << "a raw escape reached the terminal";
-  EXPECT_FALSE(contains(r.out, "\n  fake:")) << "a value forged a line: " << r.out;
+  EXPECT_FALSE(trust_contains(r.out, "\xe2\x80\xae")) << "a raw bidi override reached the terminal";
+  EXPECT_FALSE(trust_contains(r.out, "\x1b")) << "a raw escape reached the terminal";
+  EXPECT_FALSE(trust_contains(r.out, "\n  fake:")) << "a value forged a line: " << r.out;
 }
 
 // A server indexed while its file was approved is not offered from the catalog cache once
@@ -217,7 +217,7 @@ TEST_F(Trust, ACachedListingIsNotOfferedOnceTheFileIsUntrusted) {
   EXPECT_TRUE(out.at("results").as_array().empty()) << bj::serialize(out);
   EXPECT_EQ(out.at("offline_servers").at(0).at("status"), "untrusted") << bj::serialize(out);
   auto listed = s->request("tools/list", "{}");
-  EXPECT_FALSE(contains(bj::serialize(listed), "fx__echo")) << bj::serialize(listed);
+  EXPECT_FALSE(trust_contains(bj::serialize(listed), "fx__echo")) << bj::serialize(listed);
   expect_clean_exit(*s);
   EXPECT_TRUE(wait_no_marker(marker, kGuard).empty());
 }

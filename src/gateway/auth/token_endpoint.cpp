@@ -22,7 +22,7 @@ constexpr std::array<std::string_view, 11> kKnownErrors{
     "unsupported_grant_type", "invalid_scope",  "invalid_redirect_uri",   "invalid_client_metadata",
     "access_denied",          "server_error",   "temporarily_unavailable"};
 
-std::string text_of(const bj::object& o, std::string_view key) {
+std::string token_text_of(const bj::object& o, std::string_view key) {
   const bj::value* v = o.if_contains(key);
   const bj::string* s = v != nullptr ? v->if_string() : nullptr;
   return s != nullptr ? std::string(s->data(), s->size()) : std::string();
@@ -44,7 +44,7 @@ std::string refusal(std::string_view what, const transport::HttpResponse& respon
   std::string code;
   if (auto doc = core::json::parse_strict(response.body, core::json::ParseLimits{});
       doc && doc->is_object()) {
-    code = text_of(doc->get_object(), "error");
+    code = token_text_of(doc->get_object(), "error");
   }
   if (std::find(kKnownErrors.begin(), kKnownErrors.end(), code) == kKnownErrors.end()) {
     return fmt::format("the {} answered HTTP {}", what, response.status);
@@ -69,15 +69,15 @@ AuthResult<TokenGrant> parse_token_response(std::string_view body, std::int64_t 
   }
   const bj::object& o = doc->get_object();
   TokenGrant out;
-  out.access_token = text_of(o, "access_token");
+  out.access_token = token_text_of(o, "access_token");
   if (out.access_token.empty()) {
     return auth_error(AuthFailure::token_failed, "the token response has no access_token");
   }
-  if (!iequals(text_of(o, "token_type"), "bearer")) {
+  if (!iequals(token_text_of(o, "token_type"), "bearer")) {
     return auth_error(AuthFailure::token_failed, "the token response's token_type is not Bearer");
   }
-  out.refresh_token = text_of(o, "refresh_token");
-  out.scope = text_of(o, "scope");
+  out.refresh_token = token_text_of(o, "refresh_token");
+  out.scope = token_text_of(o, "scope");
   if (const bj::value* e = o.if_contains("expires_in")) {
     double seconds = e->is_int64()    ? static_cast<double>(e->get_int64())
                      : e->is_uint64() ? static_cast<double>(e->get_uint64())
@@ -141,16 +141,16 @@ boost::asio::awaitable<AuthResult<store::OAuthClientRecord>> register_client(
                          refusal("registration endpoint", *response));
   }
   auto doc = core::json::parse_strict(response->body, core::json::ParseLimits{});
-  if (!doc || !doc->is_object() || text_of(doc->get_object(), "client_id").empty()) {
+  if (!doc || !doc->is_object() || token_text_of(doc->get_object(), "client_id").empty()) {
     co_return auth_error(AuthFailure::registration_failed,
                          "the registration response has no client_id");
   }
   const bj::object& o = doc->get_object();
   store::OAuthClientRecord out;
-  out.client_id = text_of(o, "client_id");
-  out.client_secret = text_of(o, "client_secret");
+  out.client_id = token_text_of(o, "client_id");
+  out.client_secret = token_text_of(o, "client_secret");
   out.registered = true;
-  std::string method = text_of(o, "token_endpoint_auth_method");
+  std::string method = token_text_of(o, "token_endpoint_auth_method");
   if (method != "none" && method != "client_secret_basic" && method != "client_secret_post") {
     method = choose_auth_method(server, !out.client_secret.empty());
   }

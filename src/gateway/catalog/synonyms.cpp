@@ -101,7 +101,7 @@ constexpr CuratedRow kCurated[] = {
 };
 
 template <typename Visit>
-void for_each_word(std::string_view spaced, Visit&& visit) {
+void for_each_synonym_word(std::string_view spaced, Visit&& visit) {
   std::size_t begin = 0;
   while (begin < spaced.size()) {
     std::size_t end = spaced.find(' ', begin);
@@ -151,7 +151,7 @@ Thesaurus& Thesaurus::shared() {
 Thesaurus::Thesaurus() : wordnet_open_(wninit() == 0) {
   for (const CuratedRow& row : kCurated) {
     const std::string word = stem(row.word);
-    for_each_word(row.alternatives, [&](std::string_view alternative) {
+    for_each_synonym_word(row.alternatives, [&](std::string_view alternative) {
       const std::string other = stem(alternative);
       curated_[word].push_back(other);
       curated_[other].push_back(word);
@@ -183,7 +183,7 @@ void Thesaurus::synonym_stems(std::string_view word, std::string_view word_stem,
     std::string stems = look_up(key);
     cached = wordnet_cache_.emplace(std::move(key), std::move(stems)).first;
   }
-  for_each_word(cached->second, [&](std::string_view synonym) {
+  for_each_synonym_word(cached->second, [&](std::string_view synonym) {
     if (synonym != word_stem) out.emplace_back(synonym);
   });
 }

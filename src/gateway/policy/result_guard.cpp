@@ -31,7 +31,7 @@ std::size_t redact_strings(bj::value& v, const Redactor& redactor) {
 }
 
 // The text of a content item: a text item's "text", an embedded resource's "resource.text".
-bj::string* text_of(bj::value& item) {
+bj::string* guard_text_of(bj::value& item) {
   bj::object* o = item.if_object();
   if (o == nullptr) return nullptr;
   if (bj::value* r = o->if_contains("resource"); r && r->is_object()) {
@@ -51,10 +51,10 @@ bool is_text_item(const bj::value& item) {
 }
 
 // Cuts the text items of `content` to `cap` bytes in all; fills the counts of `out`.
-void cut_text(bj::array& content, std::size_t cap, FilteredResult& out) {
+void cut_guarded_text(bj::array& content, std::size_t cap, FilteredResult& out) {
   std::size_t kept = 0;
   for (auto it = content.begin(); it != content.end();) {
-    bj::string* text = is_text_item(*it) ? text_of(*it) : nullptr;
+    bj::string* text = is_text_item(*it) ? guard_text_of(*it) : nullptr;
     if (text == nullptr) {
       ++it;
       continue;
@@ -101,14 +101,15 @@ std::optional<FilteredResult> filter_result(std::string_view result_json,
   if (suspect) {
     if (content) {
       for (bj::value& item : *content) {
-        if (bj::string* text = text_of(item)) out.redactions += redact_string(*text, redactor);
+        if (bj::string* text = guard_text_of(item))
+          out.redactions += redact_string(*text, redactor);
       }
     }
     if (bj::value* structured = result.if_contains("structuredContent")) {
       out.redactions += redact_strings(*structured, redactor);
     }
   }
-  if (cap && content) cut_text(*content, *cap, out);
+  if (cap && content) cut_guarded_text(*content, *cap, out);
   if (out.redactions == 0 && out.omitted_bytes == 0) return std::nullopt;
   out.json = bj::serialize(result);
   return out;

@@ -13,11 +13,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::filesystem::path kFile = "/home/u/.mcp.json";
+const std::filesystem::path kAuditSettingsFile = "/home/u/.mcp.json";
 
 core::Result<ConfigFile> parsed(const std::string& audit) {
-  return parse_text(R"({"mcpServers":{},"sluice":{"audit":)" + audit + "}}", kFile, Origin::user,
-                    EnvLookup{});
+  return parse_text(R"({"mcpServers":{},"sluice":{"audit":)" + audit + "}}", kAuditSettingsFile,
+                    Origin::user, EnvLookup{});
 }
 
 TEST(AuditSettings, TakesTheFileTheSizeAndTheNumberKept) {

@@ -17,7 +17,7 @@ namespace {
 
 namespace bj = boost::json;
 
-std::string sample(const std::string& name) {
+std::string codex_config_sample(const std::string& name) {
   std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/tests/data/clients/codex/" + name,
                    std::ios::binary);
   EXPECT_TRUE(in.good()) << name;
@@ -26,21 +26,21 @@ std::string sample(const std::string& name) {
   return out.str();
 }
 
-std::unique_ptr<ClientDocument> parsed(std::string_view text) {
+std::unique_ptr<ClientDocument> codex_config_parsed(std::string_view text) {
   ParsedClientConfig config = parse_codex_config(text);
   EXPECT_NE(config.document, nullptr)
       << config.failure.line << ":" << config.failure.column << " " << config.failure.problem;
   return std::move(config.document);
 }
 
-const ClientServer* find(const ClientServers& all, std::string_view name) {
+const ClientServer* codex_config_find(const ClientServers& all, std::string_view name) {
   for (const ClientServer& s : all.servers) {
     if (s.name == name) return &s;
   }
   return nullptr;
 }
 
-bool has_note(const ClientServer& server, std::string_view part) {
+bool codex_config_has_note(const ClientServer& server, std::string_view part) {
   for (const std::string& note : server.notes) {
     if (note.find(part) != std::string::npos) return true;
   }
@@ -50,7 +50,7 @@ bool has_note(const ClientServer& server, std::string_view part) {
 const SluiceLaunch kLaunch{"/usr/bin/sluice", {"serve"}};
 
 TEST(CodexConfig, ReadsStdioAndHttpServersInFileOrderInSluicesEntryShape) {
-  auto doc = parsed(sample("commented.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("commented.toml"));
   ClientServers all = doc->servers();
   ASSERT_EQ(all.servers.size(), 2u);
   EXPECT_TRUE(all.skipped.empty());
@@ -67,16 +67,16 @@ TEST(CodexConfig, ReadsStdioAndHttpServersInFileOrderInSluicesEntryShape) {
 }
 
 TEST(CodexConfig, KeysWithoutASluiceCounterpartAreNotedByNameWithoutTheirValues) {
-  auto doc = parsed(sample("commented.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("commented.toml"));
   ClientServers all = doc->servers();
-  const ClientServer* github = find(all, "github");
+  const ClientServer* github = codex_config_find(all, "github");
   ASSERT_NE(github, nullptr);
-  EXPECT_TRUE(has_note(*github, "`startup_timeout_sec`"));
-  EXPECT_TRUE(has_note(*github, "`enabled_tools`"));
-  const ClientServer* docs = find(all, "docs");
+  EXPECT_TRUE(codex_config_has_note(*github, "`startup_timeout_sec`"));
+  EXPECT_TRUE(codex_config_has_note(*github, "`enabled_tools`"));
+  const ClientServer* docs = codex_config_find(all, "docs");
   ASSERT_NE(docs, nullptr);
-  EXPECT_TRUE(has_note(*docs, "`bearer_token_env_var`"));
-  EXPECT_TRUE(has_note(*docs, "`tool_timeout_sec` became `timeoutMs`"));
+  EXPECT_TRUE(codex_config_has_note(*docs, "`bearer_token_env_var`"));
+  EXPECT_TRUE(codex_config_has_note(*docs, "`tool_timeout_sec` became `timeoutMs`"));
   for (const ClientServer& s : all.servers) {
     for (const std::string& note : s.notes) {
       EXPECT_EQ(note.find("SENTINEL"), std::string::npos) << note;
@@ -87,44 +87,44 @@ TEST(CodexConfig, KeysWithoutASluiceCounterpartAreNotedByNameWithoutTheirValues)
 }
 
 TEST(CodexConfig, TheTextOfAnUneditedDocumentIsTheFileByteForByte) {
-  std::string text = sample("commented.toml");
-  EXPECT_EQ(parsed(text)->text(), text);
+  std::string text = codex_config_sample("commented.toml");
+  EXPECT_EQ(codex_config_parsed(text)->text(), text);
 }
 
 TEST(CodexConfig, RemovingAServerTakesItsTableAndAFarSubTableAndKeepsEveryOtherByte) {
-  auto doc = parsed(sample("commented.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("commented.toml"));
   doc->remove_server("github", "user");
-  EXPECT_EQ(doc->text(), sample("commented.without-github.toml"));
+  EXPECT_EQ(doc->text(), codex_config_sample("commented.without-github.toml"));
   ClientServers all = doc->servers();
   ASSERT_EQ(all.servers.size(), 1u);
   EXPECT_EQ(all.servers[0].name, "docs");
 }
 
 TEST(CodexConfig, RemovingAServerOfAnotherScopeOrAnAbsentOneChangesNothing) {
-  std::string text = sample("commented.toml");
-  auto doc = parsed(text);
+  std::string text = codex_config_sample("commented.toml");
+  auto doc = codex_config_parsed(text);
   doc->remove_server("github", "project /home/me/repo");
   doc->remove_server("absent", "user");
   EXPECT_EQ(doc->text(), text);
 }
 
 TEST(CodexConfig, TheSluiceEntryIsAppendedAsATableAfterABlankLine) {
-  std::string text = sample("commented.toml");
-  auto doc = parsed(text);
+  std::string text = codex_config_sample("commented.toml");
+  auto doc = codex_config_parsed(text);
   doc->set_sluice_entry("sluice", kLaunch);
   EXPECT_EQ(doc->text(), text +
                              "\n[mcp_servers.sluice]\ncommand = \"/usr/bin/sluice\"\n"
                              "args = [\"serve\"]\n");
   EXPECT_EQ(doc->sluice_entry(), "sluice");
-  auto again = parsed(doc->text());
+  auto again = codex_config_parsed(doc->text());
   ClientServers all = again->servers();
-  const ClientServer* entry = find(all, "sluice");
+  const ClientServer* entry = codex_config_find(all, "sluice");
   ASSERT_NE(entry, nullptr);
   EXPECT_EQ(bj::serialize(entry->entry), R"({"command":"/usr/bin/sluice","args":["serve"]})");
 }
 
 TEST(CodexConfig, ImportThenSetupLeavesOnlySluiceAndTheOtherSettings) {
-  auto doc = parsed(sample("commented.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("commented.toml"));
   for (const ClientServer& s : doc->servers().servers) doc->remove_server(s.name, s.scope);
   doc->set_sluice_entry("sluice", kLaunch);
   EXPECT_EQ(doc->text(),
@@ -138,7 +138,7 @@ TEST(CodexConfig, ImportThenSetupLeavesOnlySluiceAndTheOtherSettings) {
 }
 
 TEST(CodexConfig, AServerAlreadyNamedSluiceIsReplacedInPlaceOfItsLines) {
-  auto doc = parsed(sample("named_sluice.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("named_sluice.toml"));
   EXPECT_EQ(doc->sluice_entry(), std::nullopt);
   doc->set_sluice_entry("sluice", kLaunch);
   EXPECT_EQ(doc->text(),
@@ -148,26 +148,27 @@ TEST(CodexConfig, AServerAlreadyNamedSluiceIsReplacedInPlaceOfItsLines) {
 }
 
 TEST(CodexConfig, AnEntryThatAlreadyStartsSluiceIsFoundByItsCommandsFileName) {
-  auto doc = parsed(sample("points_at_sluice.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("points_at_sluice.toml"));
   EXPECT_EQ(doc->sluice_entry(), "gateway");
-  EXPECT_EQ(parsed(sample("commented.toml"))->sluice_entry(), std::nullopt);
+  EXPECT_EQ(codex_config_parsed(codex_config_sample("commented.toml"))->sluice_entry(),
+            std::nullopt);
 }
 
 TEST(CodexConfig, InlineEnvAndPassedThroughVariablesBecomeTheEntrysEnv) {
-  auto doc = parsed(sample("inline_env.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("inline_env.toml"));
   ClientServers all = doc->servers();
   ASSERT_EQ(all.servers.size(), 1u);
   EXPECT_EQ(bj::serialize(all.servers[0].entry),
             R"({"command":"npx","args":["-y","@modelcontextprotocol/server-memory"],)"
             R"("env":{"LOG_LEVEL":"warn","MEMORY_FILE_PATH":"/tmp/memory.json",)"
             R"("HOME":"${HOME}"},"cwd":"/srv/memory"})");
-  EXPECT_TRUE(has_note(all.servers[0], "1 variable passed from the environment"));
+  EXPECT_TRUE(codex_config_has_note(all.servers[0], "1 variable passed from the environment"));
   doc->remove_server("memory", "user");
   EXPECT_EQ(doc->text(), "");
 }
 
 TEST(CodexConfig, AServerWithEnabledFalseIsReadAsDisabled) {
-  ClientServers all = parsed(sample("disabled.toml"))->servers();
+  ClientServers all = codex_config_parsed(codex_config_sample("disabled.toml"))->servers();
   ASSERT_EQ(all.servers.size(), 2u);
   EXPECT_TRUE(all.servers[0].disabled);
   EXPECT_EQ(bj::serialize(all.servers[0].entry), R"({"command":"slow-server","disabled":true})");
@@ -176,7 +177,7 @@ TEST(CodexConfig, AServerWithEnabledFalseIsReadAsDisabled) {
 }
 
 TEST(CodexConfig, BadTomlIsAFailureWithItsLineAndColumnAndNoValueFromTheFile) {
-  ParsedClientConfig config = parse_codex_config(sample("bad.toml"));
+  ParsedClientConfig config = parse_codex_config(codex_config_sample("bad.toml"));
   ASSERT_EQ(config.document, nullptr);
   EXPECT_EQ(config.failure.line, 5u);
   EXPECT_GT(config.failure.column, 0u);
@@ -189,7 +190,7 @@ TEST(CodexConfig, BadTomlIsAFailureWithItsLineAndColumnAndNoValueFromTheFile) {
 }
 
 TEST(CodexConfig, AnInlineMcpServersTableIsRefusedWithItsPlace) {
-  ParsedClientConfig config = parse_codex_config(sample("inline_root.toml"));
+  ParsedClientConfig config = parse_codex_config(codex_config_sample("inline_root.toml"));
   ASSERT_EQ(config.document, nullptr);
   EXPECT_EQ(config.failure.line, 2u);
   EXPECT_NE(config.failure.problem.find("inline table"), std::string::npos);
@@ -199,7 +200,7 @@ TEST(CodexConfig, AnInlineMcpServersTableIsRefusedWithItsPlace) {
 }
 
 TEST(CodexConfig, OneLineEntriesAndDottedKeysAreRemovedLineByLine) {
-  auto doc = parsed(sample("dotted.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("dotted.toml"));
   ClientServers all = doc->servers();
   ASSERT_EQ(all.servers.size(), 3u);
   EXPECT_EQ(all.servers[2].name, "fetch");
@@ -213,16 +214,17 @@ TEST(CodexConfig, OneLineEntriesAndDottedKeysAreRemovedLineByLine) {
 }
 
 TEST(CodexConfig, AFileOfOneLineEntriesGetsTheSluiceEntryAsOneLineAmongThem) {
-  auto doc = parsed(sample("dotted.toml"));
+  auto doc = codex_config_parsed(codex_config_sample("dotted.toml"));
   doc->set_sluice_entry("sluice", kLaunch);
-  std::string text = sample("dotted.toml");
+  std::string text = codex_config_sample("dotted.toml");
   std::string line = "sluice = { command = \"/usr/bin/sluice\", args = [\"serve\"] }\n";
   text.insert(text.find("\n\n[tui]") + 1, line);
   EXPECT_EQ(doc->text(), text);
 }
 
 TEST(CodexConfig, WindowsLineEndingsAndAMissingFinalNewlineAreKept) {
-  auto doc = parsed("model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"a\"\r\n\r\n[x]\r\ny = 1");
+  auto doc = codex_config_parsed(
+      "model = \"o3\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"a\"\r\n\r\n[x]\r\ny = 1");
   doc->remove_server("a", "user");
   doc->set_sluice_entry("sluice", SluiceLaunch{"sluice", {}});
   EXPECT_EQ(doc->text(),
@@ -231,28 +233,28 @@ TEST(CodexConfig, WindowsLineEndingsAndAMissingFinalNewlineAreKept) {
 }
 
 TEST(CodexConfig, AnEmptyFileGetsTheFirstEntryAndOddNamesAndCommandsAreQuoted) {
-  auto doc = parsed("  \n");
+  auto doc = codex_config_parsed("  \n");
   doc->set_sluice_entry("my gateway", SluiceLaunch{"/opt/s \"q\"/sluice", {"a\\b"}});
   EXPECT_EQ(doc->text(),
             "  \n[mcp_servers.\"my gateway\"]\ncommand = \"/opt/s \\\"q\\\"/sluice\"\n"
             "args = [\"a\\\\b\"]\n");
   EXPECT_EQ(doc->sluice_entry(), "my gateway");
-  auto empty = parsed("");
+  auto empty = codex_config_parsed("");
   empty->set_sluice_entry("sluice", kLaunch);
   EXPECT_EQ(empty->text(),
             "[mcp_servers.sluice]\ncommand = \"/usr/bin/sluice\"\nargs = [\"serve\"]\n");
 }
 
 TEST(CodexConfig, AnEntryTomlCannotHoldIsNotMadeAndTheDocumentStaysAsItWas) {
-  std::string text = sample("named_sluice.toml");
-  auto doc = parsed(text);
+  std::string text = codex_config_sample("named_sluice.toml");
+  auto doc = codex_config_parsed(text);
   doc->set_sluice_entry("sluice", SluiceLaunch{"/opt/\xff/sluice", {"serve"}});
   EXPECT_EQ(doc->text(), text);
   EXPECT_EQ(doc->sluice_entry(), std::nullopt);
 }
 
 TEST(CodexConfig, ShapesCodexRefusesAreSkippedWithTheReason) {
-  auto doc = parsed(
+  auto doc = codex_config_parsed(
       "[mcp_servers.both]\ncommand = \"a\"\nurl = \"http://127.0.0.1:1/mcp\"\n"
       "[mcp_servers.neither]\nargs = []\n"
       "[mcp_servers.headers]\ncommand = \"a\"\nhttp_headers = { A = \"b\" }\n"
@@ -270,16 +272,16 @@ TEST(CodexConfig, ShapesCodexRefusesAreSkippedWithTheReason) {
 }
 
 TEST(CodexConfig, AServerWhoseSubTableComesFirstIsRemovedWhole) {
-  auto doc = parsed(
+  auto doc = codex_config_parsed(
       "[mcp_servers.a.env]\nK = \"v\"\n\n[other]\nx = 1\n\n[mcp_servers.a]\ncommand = \"a\"\n");
   doc->remove_server("a", "user");
   EXPECT_EQ(doc->text(), "[other]\nx = 1\n");
 }
 
 TEST(CodexConfig, RootDottedServersTakeTheSluiceTableAfterThem) {
-  auto doc = parsed("mcp_servers.a.command = \"a\"\nmodel = \"o3\"\n");
+  auto doc = codex_config_parsed("mcp_servers.a.command = \"a\"\nmodel = \"o3\"\n");
   doc->set_sluice_entry("sluice", kLaunch);
-  auto again = parsed(doc->text());
+  auto again = codex_config_parsed(doc->text());
   ClientServers all = again->servers();
   ASSERT_EQ(all.servers.size(), 2u);
   EXPECT_EQ(again->sluice_entry(), "sluice");

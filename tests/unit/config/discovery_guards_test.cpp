@@ -27,7 +27,7 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 
-constexpr std::string_view kSentinel = "SNTL7q";
+constexpr std::string_view kDiscoveryGuardsSentinel = "SNTL7q";
 
 using test::TempDir;
 using test::write;
@@ -43,7 +43,7 @@ std::vector<std::string> names_of(const GatewayConfig& config) {
   return names;
 }
 
-const ServerConfig* find(const GatewayConfig& config, std::string_view name) {
+const ServerConfig* discovery_guards_find(const GatewayConfig& config, std::string_view name) {
   auto it = std::find_if(config.servers.begin(), config.servers.end(),
                          [&](const ServerConfig& s) { return s.name == name; });
   return it == config.servers.end() ? nullptr : &*it;
@@ -89,15 +89,15 @@ TEST_F(DiscoveryGuards, AProjectFilesSluiceBlocksAreIgnoredWithOneWarningNamingT
   EXPECT_EQ(config.policy.mutating_budget, defaults.mutating_budget);
   EXPECT_EQ(config.policy.queue_size, defaults.queue_size);
   EXPECT_EQ(config.policy.forbid_force, defaults.forbid_force);
-  ASSERT_NE(find(config, "p"), nullptr);
-  EXPECT_FALSE(find(config, "p")->policy.budget.has_value());
-  EXPECT_THAT(find(config, "p")->policy.tool_budgets, IsEmpty());
-  EXPECT_FALSE(find(config, "q")->policy.budget.has_value());
+  ASSERT_NE(discovery_guards_find(config, "p"), nullptr);
+  EXPECT_FALSE(discovery_guards_find(config, "p")->policy.budget.has_value());
+  EXPECT_THAT(discovery_guards_find(config, "p")->policy.tool_budgets, IsEmpty());
+  EXPECT_FALSE(discovery_guards_find(config, "q")->policy.budget.has_value());
   ASSERT_THAT(config.warnings, SizeIs(1));
   EXPECT_THAT(config.warnings[0], HasSubstr((project() / ".mcp.json").string()));
   EXPECT_THAT(config.warnings[0], HasSubstr("\"sluice\""));
   EXPECT_THAT(config.warnings[0], HasSubstr("ignored"));
-  EXPECT_THAT(config.warnings[0], Not(HasSubstr(kSentinel)));
+  EXPECT_THAT(config.warnings[0], Not(HasSubstr(kDiscoveryGuardsSentinel)));
 }
 
 TEST_F(DiscoveryGuards, UserAndExplicitFilesStillSetOperatorSettings) {
@@ -111,7 +111,7 @@ TEST_F(DiscoveryGuards, UserAndExplicitFilesStillSetOperatorSettings) {
   EXPECT_THAT(config.warnings, IsEmpty());
   EXPECT_EQ(config.policy.queue_size, 7u);
   EXPECT_EQ(config.policy.client_cap, 5u);
-  EXPECT_EQ(find(config, "u")->policy.budget, 3u);
+  EXPECT_EQ(discovery_guards_find(config, "u")->policy.budget, 3u);
 }
 
 // Item 9: known in the merged result; unknown keys of a file warned once for that file.
@@ -122,8 +122,8 @@ TEST_F(DiscoveryGuards, DisabledServersAreKeptAndUnknownKeysAreWarnedOncePerFile
   write(home() / ".mcp.json", R"({"mcpServers": {"u": {"command": "srv", "trust": true}}})");
   GatewayConfig config = discover(options());
   EXPECT_THAT(names_of(config), ElementsAre("off", "on", "u"));
-  EXPECT_TRUE(find(config, "off")->disabled);
-  EXPECT_FALSE(find(config, "on")->disabled);
+  EXPECT_TRUE(discovery_guards_find(config, "off")->disabled);
+  EXPECT_FALSE(discovery_guards_find(config, "on")->disabled);
   ASSERT_THAT(config.warnings, SizeIs(2));
   EXPECT_THAT(config.warnings[0], HasSubstr((project() / ".mcp.json").string()));
   EXPECT_THAT(config.warnings[0], HasSubstr("envFile"));
@@ -175,8 +175,8 @@ class SelfEntry : public DiscoveryGuards {
   DiscoveryOptions self_options(std::string path_variable) const {
     DiscoveryOptions o = options();
     o.self = core::identity_of((bin() / "sluice").string());
-    o.getenv = [path = std::move(path_variable)](std::string_view name)
-        -> std::optional<std::string> {
+    o.getenv = [path =
+                    std::move(path_variable)](std::string_view name) -> std::optional<std::string> {
       if (name == "PATH") return path;
       return std::nullopt;
     };
@@ -188,8 +188,10 @@ TEST_F(SelfEntry, AnEntryThatStartsSluiceItselfIsSkippedWithOneWarningEach) {
   write(project() / ".mcp.json",
         R"({"mcpServers": {
               "by-name": {"command": "sluice", "args": ["serve"]},
-              "by-path": {"command": )" + json_string(bin() / "sluice") + R"(},
-              "by-link": {"command": )" + json_string(root_.path() / "links" / "gw") +
+              "by-path": {"command": )" +
+            json_string(bin() / "sluice") + R"(},
+              "by-link": {"command": )" +
+            json_string(root_.path() / "links" / "gw") +
             R"(, "args": ["--expose", "all"]},
               "by-relative": {"command": "../../bin/sluice"},
               "other": {"command": "other"},
@@ -208,7 +210,8 @@ TEST_F(SelfEntry, AnEntryThatStartsSluiceItselfIsSkippedWithOneWarningEach) {
 TEST_F(SelfEntry, TheEntrysOwnPathVariableDecidesWhereABareNameIsFound) {
   write(project() / ".mcp.json",
         R"({"mcpServers": {
-              "own-path": {"command": "sluice", "env": {"PATH": )" + json_string(bin()) + R"(}},
+              "own-path": {"command": "sluice", "env": {"PATH": )" +
+            json_string(bin()) + R"(}},
               "elsewhere": {"command": "sluice", "env": {"PATH": "/nonexistent-dir"}}}})");
   GatewayConfig config = discover(self_options(bin().string()));
   EXPECT_THAT(names_of(config), ElementsAre("elsewhere"));

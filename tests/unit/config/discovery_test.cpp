@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-constexpr std::string_view kSentinel = "SNTL7q";
+constexpr std::string_view kDiscoverySentinel = "SNTL7q";
 
 using test::TempDir;
 using test::write;
@@ -36,13 +36,13 @@ std::string server_file(std::initializer_list<std::string_view> names) {
   return text + "}}";
 }
 
-std::vector<std::string> names_of(const GatewayConfig& config) {
+std::vector<std::string> discovery_names_of(const GatewayConfig& config) {
   std::vector<std::string> names;
   for (const ServerConfig& s : config.servers) names.push_back(s.name);
   return names;
 }
 
-const ServerConfig* find(const GatewayConfig& config, std::string_view name) {
+const ServerConfig* discovery_find(const GatewayConfig& config, std::string_view name) {
   auto it = std::find_if(config.servers.begin(), config.servers.end(),
                          [&](const ServerConfig& s) { return s.name == name; });
   return it == config.servers.end() ? nullptr : &*it;
@@ -83,16 +83,16 @@ TEST_F(Discovery, ReadsProjectThenHomeThenClaudeThenExplicitConfigs) {
   GatewayConfig config = discover(o);
 
   EXPECT_THAT(config.warnings, IsEmpty());
-  EXPECT_THAT(names_of(config), ElementsAre("p", "u", "c", "e2", "e1"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("p", "u", "c", "e2", "e1"));
   EXPECT_THAT(config.files_read,
               ElementsAre((project() / ".mcp.json").string(), (home() / ".mcp.json").string(),
                           (home() / ".claude" / ".mcp.json").string(),
                           (root_.path() / "extra" / "two.json").string(),
                           (root_.path() / "extra" / "one.json").string()));
-  EXPECT_EQ(find(config, "p")->origin, Origin::project);
-  EXPECT_EQ(find(config, "u")->origin, Origin::user);
-  EXPECT_EQ(find(config, "c")->origin, Origin::user);
-  EXPECT_EQ(find(config, "e1")->origin, Origin::explicit_file);
+  EXPECT_EQ(discovery_find(config, "p")->origin, Origin::project);
+  EXPECT_EQ(discovery_find(config, "u")->origin, Origin::user);
+  EXPECT_EQ(discovery_find(config, "c")->origin, Origin::user);
+  EXPECT_EQ(discovery_find(config, "e1")->origin, Origin::explicit_file);
   ASSERT_TRUE(config.project_dir.has_value());
   EXPECT_TRUE(fs::equivalent(*config.project_dir, project()));
 }
@@ -103,8 +103,8 @@ TEST_F(Discovery, FirstDefinitionOfAServerNameWins) {
                                                   "own": {"command": "x"}}})");
   GatewayConfig config = discover(options());
 
-  EXPECT_THAT(names_of(config), ElementsAre("shared", "own"));
-  const ServerConfig* shared = find(config, "shared");
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("shared", "own"));
+  const ServerConfig* shared = discovery_find(config, "shared");
   EXPECT_EQ(std::get<StdioServer>(shared->transport).command, "from-project");
   EXPECT_EQ(shared->source_file, (project() / ".mcp.json").string());
   EXPECT_THAT(config.warnings, IsEmpty());
@@ -121,7 +121,7 @@ TEST_F(Discovery, WalkUpStopsAtTheNearestGitFolder) {
   write(root_.path() / "work" / ".mcp.json", server_file({"outer"}));
   write(project() / ".mcp.json", server_file({"inner"}));
   GatewayConfig config = discover(options());
-  EXPECT_THAT(names_of(config), ElementsAre("inner"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("inner"));
 }
 
 TEST_F(Discovery, WalkUpStopsAtAGitFileAsInAWorktree) {
@@ -136,7 +136,7 @@ TEST_F(Discovery, WalkUpStopsAtTheNearestMcpJsonWithoutGit) {
   write(project() / "src" / ".mcp.json", server_file({"sub"}));
   write(project() / ".mcp.json", server_file({"top"}));
   GatewayConfig config = discover(options());
-  EXPECT_THAT(names_of(config), ElementsAre("sub"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("sub"));
   EXPECT_TRUE(fs::equivalent(*config.project_dir, project() / "src"));
 }
 
@@ -150,8 +150,8 @@ TEST_F(Discovery, WalkUpNeverTreatsHomeAsAProject) {
   GatewayConfig config = discover(o);
 
   EXPECT_FALSE(config.project_dir.has_value());
-  EXPECT_THAT(names_of(config), ElementsAre("mine"));
-  EXPECT_EQ(find(config, "mine")->origin, Origin::user);
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("mine"));
+  EXPECT_EQ(discovery_find(config, "mine")->origin, Origin::user);
   EXPECT_THAT(config.files_read, ElementsAre((home() / ".mcp.json").string()));
 }
 
@@ -163,7 +163,7 @@ TEST_F(Discovery, NoMarkerMeansNoProjectFile) {
   // The temp root is an ancestor of home, so the walk ends there and never leaves the test.
   GatewayConfig config = discover(o);
   EXPECT_FALSE(config.project_dir.has_value());
-  EXPECT_THAT(names_of(config), ElementsAre("u"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("u"));
   EXPECT_THAT(config.warnings, IsEmpty());
 }
 
@@ -173,7 +173,7 @@ TEST_F(Discovery, ProjectOptionOverridesTheWalkUp) {
   DiscoveryOptions o = options();
   o.project_dir = root_.path() / "other";
   GatewayConfig config = discover(o);
-  EXPECT_THAT(names_of(config), ElementsAre("chosen"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("chosen"));
   EXPECT_EQ(config.project_dir, root_.path() / "other");
 }
 
@@ -184,7 +184,7 @@ TEST_F(Discovery, RelativeProjectAndConfigPathsResolveAgainstCwd) {
   o.project_dir = "../alt";
   o.explicit_configs = {"mine.json"};
   GatewayConfig config = discover(o);
-  EXPECT_THAT(names_of(config), ElementsAre("alt", "mine"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("alt", "mine"));
   EXPECT_THAT(config.warnings, IsEmpty());
 }
 
@@ -220,7 +220,7 @@ TEST_F(Discovery, WithoutSearchOnlyExplicitConfigsAreRead) {
   o.search = false;
   o.explicit_configs = {root_.path() / "only.json"};
   GatewayConfig config = discover(o);
-  EXPECT_THAT(names_of(config), ElementsAre("only"));
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("only"));
   EXPECT_THAT(config.files_read, ElementsAre((root_.path() / "only.json").string()));
   EXPECT_TRUE(config.project_dir.has_value());
 }
@@ -259,30 +259,30 @@ TEST_F(Discovery, MalformedFileIsLeftOutWithOneWarningAndOthersAreServed) {
   write(project() / ".mcp.json", R"({"mcpServers": {
       "good": {"command": "g"},
       "bad": {"command": "c", "args": ["ok", ")" +
-                                     std::string(kSentinel) + R"(", 7]}}})");
+                                     std::string(kDiscoverySentinel) + R"(", 7]}}})");
   write(home() / ".mcp.json", server_file({"u", "good"}));
   GatewayConfig config = discover(options());
 
-  EXPECT_THAT(names_of(config), ElementsAre("u", "good"));
-  EXPECT_EQ(find(config, "good")->source_file, (home() / ".mcp.json").string());
+  EXPECT_THAT(discovery_names_of(config), ElementsAre("u", "good"));
+  EXPECT_EQ(discovery_find(config, "good")->source_file, (home() / ".mcp.json").string());
   ASSERT_THAT(config.warnings, SizeIs(1));
   const std::string& warning = config.warnings[0];
   EXPECT_THAT(warning, HasSubstr((project() / ".mcp.json").string()));
   EXPECT_THAT(warning, HasSubstr("$.mcpServers.entry.args[2] (server entry 2): expected a "
                                  "string, found an integer"));
   EXPECT_THAT(warning, HasSubstr("left out"));
-  EXPECT_EQ(warning.find(kSentinel), std::string::npos);
+  EXPECT_EQ(warning.find(kDiscoverySentinel), std::string::npos);
   EXPECT_THAT(config.files_read, SizeIs(2));
 }
 
 TEST_F(Discovery, InvalidJsonIsLeftOutWithOneWarningWithoutItsText) {
   write(project() / ".mcp.json",
-        R"({"mcpServers": {"a": {"command": ")" + std::string(kSentinel) + "\x1b[2J");
+        R"({"mcpServers": {"a": {"command": ")" + std::string(kDiscoverySentinel) + "\x1b[2J");
   GatewayConfig config = discover(options());
   EXPECT_THAT(config.servers, IsEmpty());
   ASSERT_THAT(config.warnings, SizeIs(1));
   EXPECT_THAT(config.warnings[0], HasSubstr("invalid JSON"));
-  EXPECT_EQ(config.warnings[0].find(kSentinel), std::string::npos);
+  EXPECT_EQ(config.warnings[0].find(kDiscoverySentinel), std::string::npos);
   EXPECT_EQ(config.warnings[0].find('\x1b'), std::string::npos);
 }
 
@@ -328,19 +328,19 @@ TEST_F(Discovery, InterpolatesFromTheInjectedLookupAndWarnsByNameOnly) {
       "headers": {"Authorization": "Bearer ${API_TOKEN}", "X-Region": "${REGION:-eu}"}}}})");
   DiscoveryOptions o = options();
   o.getenv = [](std::string_view name) -> std::optional<std::string> {
-    if (name == "REGION") return std::string(kSentinel);
+    if (name == "REGION") return std::string(kDiscoverySentinel);
     return std::nullopt;
   };
   GatewayConfig config = discover(o);
   ASSERT_THAT(config.servers, SizeIs(1));
   EXPECT_THAT(std::get<RemoteServer>(config.servers[0].transport).headers,
               ElementsAre(std::pair<std::string, std::string>("Authorization", "Bearer "),
-                          std::pair<std::string, std::string>("X-Region", kSentinel)));
+                          std::pair<std::string, std::string>("X-Region", kDiscoverySentinel)));
   EXPECT_THAT(config.servers[0].missing_variables, ElementsAre("API_TOKEN"));
   ASSERT_THAT(config.warnings, SizeIs(1));
   EXPECT_THAT(config.warnings[0], HasSubstr("server api"));
   EXPECT_THAT(config.warnings[0], HasSubstr("API_TOKEN"));
-  EXPECT_EQ(config.warnings[0].find(kSentinel), std::string::npos);
+  EXPECT_EQ(config.warnings[0].find(kDiscoverySentinel), std::string::npos);
 }
 
 TEST_F(Discovery, WarningsOfAShadowedDefinitionAreNotShown) {

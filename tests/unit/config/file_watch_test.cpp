@@ -35,11 +35,11 @@ class FileWatchTest : public testing::Test {
   void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
   // Runs the loop a little: what the kernel queued so far is read.
   void settle_loop(std::chrono::milliseconds how_long) {
-    test::run_until(
+    sluice::test::run_until(
         io_, [] { return false; }, how_long);
   }
   bool changes_reach(int n) {
-    return test::run_until(
+    return sluice::test::run_until(
         io_, [&] { return changes_ >= n; }, 5s);
   }
 
@@ -123,7 +123,7 @@ TEST_F(FileWatchTest, ABurstOfEventsIsDebouncedIntoOneChange) {
   }
   settle_loop(50ms);
   EXPECT_EQ(changes_, 0) << "nothing before the debounce has passed";
-  ASSERT_TRUE(test::run_until(io_, [&] {
+  ASSERT_TRUE(sluice::test::run_until(io_, [&] {
     time.advance(10ms);
     return changes_ >= 1;
   }));

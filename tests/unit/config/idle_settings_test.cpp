@@ -25,7 +25,7 @@ using test::write;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-const ServerConfig* find(const GatewayConfig& config, std::string_view name) {
+const ServerConfig* idle_settings_find(const GatewayConfig& config, std::string_view name) {
   for (const ServerConfig& s : config.servers) {
     if (s.name == name) return &s;
   }
@@ -123,12 +123,12 @@ TEST_F(IdleSettingsDiscovery, EveryServerKnowsWhetherTheMergedAutoStartListNames
   DiscoveryOptions o = options();
   o.explicit_configs = {extra("late.json")};
   GatewayConfig config = discover(o);
-  ASSERT_NE(find(config, "a"), nullptr);
-  ASSERT_NE(find(config, "b"), nullptr);
-  ASSERT_NE(find(config, "c"), nullptr);
-  EXPECT_TRUE(find(config, "a")->auto_start);
-  EXPECT_TRUE(find(config, "b")->auto_start);
-  EXPECT_FALSE(find(config, "c")->auto_start);
+  ASSERT_NE(idle_settings_find(config, "a"), nullptr);
+  ASSERT_NE(idle_settings_find(config, "b"), nullptr);
+  ASSERT_NE(idle_settings_find(config, "c"), nullptr);
+  EXPECT_TRUE(idle_settings_find(config, "a")->auto_start);
+  EXPECT_TRUE(idle_settings_find(config, "b")->auto_start);
+  EXPECT_FALSE(idle_settings_find(config, "c")->auto_start);
 }
 
 }  // namespace

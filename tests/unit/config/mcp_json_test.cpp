@@ -19,11 +19,11 @@ using ::testing::SizeIs;
 using ::testing::StartsWith;
 
 // Planted in every rejected value; no error or warning may contain it.
-constexpr std::string_view kSentinel = "SNTL7q";
+constexpr std::string_view kMcpJsonSentinel = "SNTL7q";
 
-const std::filesystem::path kFile = "/projects/app/.mcp.json";
+const std::filesystem::path kMcpJsonFile = "/projects/app/.mcp.json";
 
-EnvLookup env_of(std::map<std::string, std::string, std::less<>> vars) {
+EnvLookup mcp_json_env_of(std::map<std::string, std::string, std::less<>> vars) {
   return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -32,13 +32,13 @@ EnvLookup env_of(std::map<std::string, std::string, std::less<>> vars) {
 }
 
 ConfigFile parse_ok(std::string_view text, const EnvLookup& env = {}) {
-  core::Result<ConfigFile> file = parse_text(text, kFile, Origin::project, env);
+  core::Result<ConfigFile> file = parse_text(text, kMcpJsonFile, Origin::project, env);
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
   return file ? *file : ConfigFile{};
 }
 
 std::string parse_error(std::string_view text) {
-  core::Result<ConfigFile> file = parse_text(text, kFile, Origin::project, EnvLookup{});
+  core::Result<ConfigFile> file = parse_text(text, kMcpJsonFile, Origin::project, EnvLookup{});
   EXPECT_FALSE(file.has_value());
   return file ? std::string() : file.error().message;
 }
@@ -50,7 +50,7 @@ bool contains_sentinel(std::string_view text) {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text.find(kSentinel) != std::string_view::npos ||
+  return text.find(kMcpJsonSentinel) != std::string_view::npos ||
          lower.find("sntl7q") != std::string::npos;
 }
 
@@ -61,7 +61,7 @@ TEST(McpJson, ParsesAStdioServerWithAllFields) {
   ASSERT_THAT(file.servers, SizeIs(1));
   const ServerConfig& s = file.servers[0];
   EXPECT_EQ(s.name, "files");
-  EXPECT_EQ(s.source_file, kFile.string());
+  EXPECT_EQ(s.source_file, kMcpJsonFile.string());
   EXPECT_EQ(s.origin, Origin::project);
   EXPECT_EQ(stdio(s).command, "/usr/bin/fs-server");
   EXPECT_THAT(stdio(s).args, ElementsAre("--root", "."));
@@ -155,7 +155,7 @@ TEST(McpJson, RelativeCwdResolvesAgainstTheFilesFolder) {
 }
 
 TEST(McpJson, InterpolatesCommandArgsEnvUrlAndHeaders) {
-  EnvLookup env = env_of(
+  EnvLookup env = mcp_json_env_of(
       {{"TOOLS", "/opt/tools"}, {"PORT", "8080"}, {"TOKEN", "tok"}, {"HOST", "example.com"}});
   ConfigFile file = parse_ok(R"({"mcpServers": {
       "local": {"command": "${TOOLS}/srv", "args": ["--port=${PORT}", "${LEVEL:-info}"],
@@ -185,12 +185,12 @@ TEST(McpJson, UnsetVariableLeavesTheServerListedWithAnEmptyValueAndAWarning) {
   EXPECT_THAT(s.missing_variables, ElementsAre("GITHUB_TOKEN"));
   ASSERT_THAT(s.warnings, SizeIs(1));
   EXPECT_THAT(s.warnings[0], HasSubstr("server github"));
-  EXPECT_THAT(s.warnings[0], HasSubstr(kFile.string()));
+  EXPECT_THAT(s.warnings[0], HasSubstr(kMcpJsonFile.string()));
   EXPECT_THAT(s.warnings[0], HasSubstr("GITHUB_TOKEN is not set"));
 }
 
 TEST(McpJson, HeaderVariableWithALineBreakIsNotUsedAndItsValueNeverShown) {
-  EnvLookup env = env_of({{"TOKEN", std::string(kSentinel) + "\r\nInjected: 1"}});
+  EnvLookup env = mcp_json_env_of({{"TOKEN", std::string(kMcpJsonSentinel) + "\r\nInjected: 1"}});
   ConfigFile file = parse_ok(R"({"mcpServers": {"api": {"url": "https://a.example/mcp",
       "headers": {"Authorization": "Bearer ${TOKEN}"}}}})",
                              env);
@@ -204,7 +204,7 @@ TEST(McpJson, HeaderVariableWithALineBreakIsNotUsedAndItsValueNeverShown) {
 }
 
 TEST(McpJson, EnvValuesMayHoldLineBreaks) {
-  EnvLookup env = env_of({{"PEM", "-----BEGIN-----\nabc\n-----END-----"}});
+  EnvLookup env = mcp_json_env_of({{"PEM", "-----BEGIN-----\nabc\n-----END-----"}});
   ConfigFile file = parse_ok(R"({"mcpServers": {"s": {"command": "c",
       "env": {"KEY": "${PEM}", "LITERAL": "a\nb"}}}})",
                              env);
@@ -252,7 +252,7 @@ struct MalformedCase {
 
 std::string with_sentinel(std::string text) {
   for (std::size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at)) {
-    text.replace(at, 1, kSentinel);
+    text.replace(at, 1, kMcpJsonSentinel);
   }
   return text;
 }

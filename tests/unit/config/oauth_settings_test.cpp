@@ -16,22 +16,22 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::filesystem::path kFile = "/projects/app/.mcp.json";
+const std::filesystem::path kOauthSettingsFile = "/projects/app/.mcp.json";
 
 const RemoteServer& remote_of(const ConfigFile& file) {
   return std::get<RemoteServer>(file.servers.at(0).transport);
 }
 
 TEST(OAuthSettings, EveryFieldOfTheOAuthObjectIsRead) {
-  auto file =
-      parse_text(R"({"mcpServers": {"r": {"type": "http", "url": "https://h/mcp",
+  auto file = parse_text(R"({"mcpServers": {"r": {"type": "http", "url": "https://h/mcp",
       "oauth": {"clientId": "id", "clientSecret": "${SECRET}", "scopes": ["a", "b:c"],
                 "clientMetadataUrl": "https://sluice.example/client.json",
                 "redirectUri": "http://127.0.0.1:4000/callback", "callbackPort": 4000}}}})",
-                 kFile, Origin::user, [](std::string_view name) -> std::optional<std::string> {
-                   if (name == "SECRET") return "s3cr3t";
-                   return std::nullopt;
-                 });
+                         kOauthSettingsFile, Origin::user,
+                         [](std::string_view name) -> std::optional<std::string> {
+                           if (name == "SECRET") return "s3cr3t";
+                           return std::nullopt;
+                         });
   ASSERT_TRUE(file) << file.error().message;
   const RemoteServer& r = remote_of(*file);
   ASSERT_TRUE(r.oauth.has_value());
@@ -44,8 +44,8 @@ TEST(OAuthSettings, EveryFieldOfTheOAuthObjectIsRead) {
 }
 
 TEST(OAuthSettings, AnEntryWithoutOAuthHasNone) {
-  auto file = parse_text(R"({"mcpServers": {"r": {"url": "https://h/mcp"}}})", kFile, Origin::user,
-                         EnvLookup{});
+  auto file = parse_text(R"({"mcpServers": {"r": {"url": "https://h/mcp"}}})", kOauthSettingsFile,
+                         Origin::user, EnvLookup{});
   ASSERT_TRUE(file);
   EXPECT_FALSE(remote_of(*file).oauth.has_value());
   EXPECT_TRUE(file->warnings.empty());
@@ -54,7 +54,7 @@ TEST(OAuthSettings, AnEntryWithoutOAuthHasNone) {
 TEST(OAuthSettings, AnUnsetSecretVariableIsNamedAsMissing) {
   auto file = parse_text(R"({"mcpServers": {"r": {"url": "https://h/mcp",
       "oauth": {"clientId": "id", "clientSecret": "${NOPE}"}}}})",
-                         kFile, Origin::user, EnvLookup{});
+                         kOauthSettingsFile, Origin::user, EnvLookup{});
   ASSERT_TRUE(file);
   EXPECT_THAT(file->servers.at(0).missing_variables, ElementsAre("NOPE"));
 }
@@ -62,7 +62,7 @@ TEST(OAuthSettings, AnUnsetSecretVariableIsNamedAsMissing) {
 std::string refusal(std::string_view oauth) {
   auto file = parse_text(std::string(R"({"mcpServers": {"r": {"url": "https://h/mcp", "oauth": )") +
                              std::string(oauth) + "}}}",
-                         kFile, Origin::user, EnvLookup{});
+                         kOauthSettingsFile, Origin::user, EnvLookup{});
   EXPECT_FALSE(file);
   return file ? std::string() : file.error().message;
 }

@@ -1,8 +1,8 @@
 // The "sluice" admission settings of `.mcp.json`: per-server budgets, the gateway-wide
 // settings, their validation and their merge across files (first file that sets a key wins).
 #include "config/discovery.hpp"
-#include "config_files.hpp"
 #include "config/mcp_json.hpp"
+#include "config_files.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -32,25 +32,25 @@ using ::testing::SizeIs;
 
 // Planted in rejected files wherever a value or a key of the operator's own may appear; no
 // error or warning may contain it.
-constexpr std::string_view kSentinel = "SNTL7q";
+constexpr std::string_view kPolicySentinel = "SNTL7q";
 
-const fs::path kFile = "/projects/app/.mcp.json";
+const fs::path kPolicyFile = "/projects/app/.mcp.json";
 
-ConfigFile parse_ok(std::string_view text) {
-  core::Result<ConfigFile> file = parse_text(text, kFile, Origin::project, EnvLookup{});
+ConfigFile policy_parse_ok(std::string_view text) {
+  core::Result<ConfigFile> file = parse_text(text, kPolicyFile, Origin::project, EnvLookup{});
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
   return file ? *file : ConfigFile{};
 }
 
-std::string parse_error(std::string_view text) {
-  core::Result<ConfigFile> file = parse_text(text, kFile, Origin::project, EnvLookup{});
+std::string policy_parse_error(std::string_view text) {
+  core::Result<ConfigFile> file = parse_text(text, kPolicyFile, Origin::project, EnvLookup{});
   EXPECT_FALSE(file.has_value());
   return file ? std::string() : file.error().message;
 }
 
-std::string with_sentinel(std::string text) {
+std::string policy_with_sentinel(std::string text) {
   for (std::size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at)) {
-    text.replace(at, 1, kSentinel);
+    text.replace(at, 1, kPolicySentinel);
   }
   return text;
 }
@@ -86,7 +86,7 @@ void expect_nothing_set(const FilePolicy& p) {
 // ---- parsing one file ----
 
 TEST(PolicyParse, NothingIsSetWhenTheFileHasNoSluiceObjects) {
-  ConfigFile file = parse_ok(R"({"mcpServers": {"a": {"command": "c"},
+  ConfigFile file = policy_parse_ok(R"({"mcpServers": {"a": {"command": "c"},
                                                 "r": {"url": "https://h/mcp"}}})");
   expect_nothing_set(file.policy);
   ASSERT_THAT(file.servers, SizeIs(2));
@@ -97,7 +97,7 @@ TEST(PolicyParse, NothingIsSetWhenTheFileHasNoSluiceObjects) {
 }
 
 TEST(PolicyParse, EmptySluiceObjectsSetNothing) {
-  ConfigFile file = parse_ok(R"({"mcpServers": {"a": {"command": "c", "sluice": {}}},
+  ConfigFile file = policy_parse_ok(R"({"mcpServers": {"a": {"command": "c", "sluice": {}}},
                                  "sluice": {}})");
   expect_nothing_set(file.policy);
   ASSERT_THAT(file.servers, SizeIs(1));
@@ -106,7 +106,7 @@ TEST(PolicyParse, EmptySluiceObjectsSetNothing) {
 }
 
 TEST(PolicyParse, ParsesEveryGatewayKey) {
-  ConfigFile file = parse_ok(R"({"sluice": {
+  ConfigFile file = policy_parse_ok(R"({"sluice": {
       "readBudget": 12, "mutatingBudget": 3, "clientCap": 40, "queueSize": 7,
       "queueTimeoutMs": 2500, "abandonMs": 90000, "drainMs": 1500,
       "forbidForce": true, "failClosedWhenStale": true}})");
@@ -123,7 +123,7 @@ TEST(PolicyParse, ParsesEveryGatewayKey) {
 }
 
 TEST(PolicyParse, SetsOnlyTheKeysWritten) {
-  ConfigFile file = parse_ok(R"({"sluice": {"queueSize": 5, "forbidForce": false}})");
+  ConfigFile file = policy_parse_ok(R"({"sluice": {"queueSize": 5, "forbidForce": false}})");
   EXPECT_EQ(file.policy.queue_size, 5u);
   EXPECT_EQ(file.policy.forbid_force, false);  // set, to false: not the same as unset
   EXPECT_FALSE(file.policy.read_budget.has_value());
@@ -136,7 +136,8 @@ TEST(PolicyParse, SetsOnlyTheKeysWritten) {
 }
 
 TEST(PolicyParse, IgnoresUnknownKeysInsideSluiceObjects) {
-  ConfigFile file = parse_ok(R"({"sluice": {"readBudget": 2, "future": {"x": [1]}, "n": null},
+  ConfigFile file =
+      policy_parse_ok(R"({"sluice": {"readBudget": 2, "future": {"x": [1]}, "n": null},
       "mcpServers": {"a": {"command": "c", "sluice": {"budget": 3, "weight": "heavy"}}}})");
   EXPECT_EQ(file.policy.read_budget, 2u);
   ASSERT_THAT(file.servers, SizeIs(1));
@@ -168,7 +169,8 @@ class PolicyBounds : public ::testing::TestWithParam<BoundCase> {};
 TEST_P(PolicyBounds, AcceptsBothEndsOfTheRange) {
   const BoundCase& c = GetParam();
   for (std::uint64_t n : {c.min, c.max}) {
-    ConfigFile file = parse_ok(R"({"sluice": {")" + c.key + "\": " + std::to_string(n) + "}}");
+    ConfigFile file =
+        policy_parse_ok(R"({"sluice": {")" + c.key + "\": " + std::to_string(n) + "}}");
     EXPECT_EQ(c.get(file.policy), n) << c.key << " = " << n;
   }
 }
@@ -197,13 +199,14 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BoundCase>& info) { return info.param.key; });
 
 TEST(PolicyParse, ParsesBothFlagsAsFalse) {
-  ConfigFile file = parse_ok(R"({"sluice": {"forbidForce": false, "failClosedWhenStale": false}})");
+  ConfigFile file =
+      policy_parse_ok(R"({"sluice": {"forbidForce": false, "failClosedWhenStale": false}})");
   EXPECT_EQ(file.policy.forbid_force, false);
   EXPECT_EQ(file.policy.fail_closed_when_stale, false);
 }
 
 TEST(PolicyParse, ParsesServerBudgetAndToolBudgetsInFileOrder) {
-  ConfigFile file = parse_ok(R"({"mcpServers": {"github": {"command": "gh-mcp",
+  ConfigFile file = policy_parse_ok(R"({"mcpServers": {"github": {"command": "gh-mcp",
       "sluice": {"budget": 4, "tools": {"search": 8, "create_issue": 1, "a_tool": 1024}}}}})");
   ASSERT_THAT(file.servers, SizeIs(1));
   const ServerPolicy& p = file.servers[0].policy;
@@ -213,7 +216,7 @@ TEST(PolicyParse, ParsesServerBudgetAndToolBudgetsInFileOrder) {
 }
 
 TEST(PolicyParse, ServerPolicyIsValidForRemoteEntries) {
-  ConfigFile file = parse_ok(R"({"mcpServers": {
+  ConfigFile file = policy_parse_ok(R"({"mcpServers": {
       "h": {"type": "http", "url": "https://h/mcp", "sluice": {"budget": 1}},
       "s": {"type": "sse", "url": "http://127.0.0.1:9/sse", "sluice": {"tools": {"t": 2}}}}})");
   ASSERT_THAT(file.servers, SizeIs(2));
@@ -225,7 +228,7 @@ TEST(PolicyParse, ServerPolicyIsValidForRemoteEntries) {
 
 TEST(PolicyParse, ToolBudgetsWithoutAServerBudget) {
   ConfigFile file =
-      parse_ok(R"({"mcpServers": {"a": {"command": "c", "sluice": {"tools": {"x": 3}}}}})");
+      policy_parse_ok(R"({"mcpServers": {"a": {"command": "c", "sluice": {"tools": {"x": 3}}}}})");
   ASSERT_THAT(file.servers, SizeIs(1));
   EXPECT_FALSE(file.servers[0].policy.budget.has_value());
   EXPECT_THAT(file.servers[0].policy.tool_budgets, ElementsAre(Pair("x", 3u)));
@@ -236,7 +239,7 @@ TEST(PolicyParse, ToolBudgetsWithoutAServerBudget) {
 using test::TempDir;
 using test::write;
 
-std::vector<std::string> names_of(const GatewayConfig& config) {
+std::vector<std::string> policy_names_of(const GatewayConfig& config) {
   std::vector<std::string> names;
   for (const ServerConfig& s : config.servers) names.push_back(s.name);
   return names;
@@ -372,7 +375,7 @@ TEST_F(PolicyDiscovery, ServerPolicyComesWithTheWinningDefinition) {
   DiscoveryOptions o = options();
   o.explicit_configs = {extra("late.json")};
   GatewayConfig config = discover(o);
-  ASSERT_THAT(names_of(config), ElementsAre("gh", "plain"));
+  ASSERT_THAT(policy_names_of(config), ElementsAre("gh", "plain"));
   EXPECT_EQ(config.servers[0].policy.budget, 2u);
   EXPECT_THAT(config.servers[0].policy.tool_budgets, ElementsAre(Pair("push", 1u)));
   // Not merged per key: the first definition had no "sluice" object, so it has no budget.
@@ -383,9 +386,9 @@ TEST_F(PolicyDiscovery, ServerPolicyComesWithTheWinningDefinition) {
 
 struct BadCase {
   std::string label;
-  std::string text;      // '@' becomes kSentinel
+  std::string text;      // '@' becomes kPolicySentinel
   std::string expected;  // the whole error message
-  std::string planted;   // besides kSentinel: text of the file that must not be echoed
+  std::string planted;   // besides kPolicySentinel: text of the file that must not be echoed
 };
 
 void PrintTo(const BadCase& c, std::ostream* os) { *os << c.label; }
@@ -394,12 +397,12 @@ class BadPolicy : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(BadPolicy, IsRejectedWithOneValueFreeProblemAtItsPath) {
   const BadCase& c = GetParam();
-  std::string text = with_sentinel(c.text);
-  ASSERT_TRUE(contains(text, kSentinel) || !c.planted.empty()) << "nothing planted";
+  std::string text = policy_with_sentinel(c.text);
+  ASSERT_TRUE(contains(text, kPolicySentinel) || !c.planted.empty()) << "nothing planted";
   ASSERT_TRUE(c.planted.empty() || contains(text, c.planted));
-  std::string error = parse_error(text);
+  std::string error = policy_parse_error(text);
   EXPECT_EQ(error, c.expected);
-  EXPECT_FALSE(contains(error, kSentinel)) << error;
+  EXPECT_FALSE(contains(error, kPolicySentinel)) << error;
   EXPECT_TRUE(c.planted.empty() || !contains(error, c.planted)) << error;
 }
 
@@ -409,7 +412,7 @@ TEST_P(BadPolicyFile, IsLeftOutWithOneWarningAndOthersAreServed) {
   const BadCase& c = GetParam();
   write(home() / ".mcp.json", R"({"mcpServers": {"good": {"command": "g"}},
                                   "sluice": {"drainMs": 5}})");
-  write(extra("bad.json"), with_sentinel(c.text));
+  write(extra("bad.json"), policy_with_sentinel(c.text));
   DiscoveryOptions o = options();
   o.explicit_configs = {extra("bad.json")};
 
@@ -418,9 +421,9 @@ TEST_P(BadPolicyFile, IsLeftOutWithOneWarningAndOthersAreServed) {
   ASSERT_THAT(config.warnings, SizeIs(1));
   const std::string& warning = config.warnings[0];
   EXPECT_EQ(warning, "config file " + extra("bad.json").string() + " is left out: " + c.expected);
-  EXPECT_FALSE(contains(warning, kSentinel)) << warning;
+  EXPECT_FALSE(contains(warning, kPolicySentinel)) << warning;
   EXPECT_TRUE(c.planted.empty() || !contains(warning, c.planted)) << warning;
-  EXPECT_THAT(names_of(config), ElementsAre("good"));
+  EXPECT_THAT(policy_names_of(config), ElementsAre("good"));
   EXPECT_THAT(config.files_read, SizeIs(2));
   GatewayPolicy expected;
   expected.drain_bound = milliseconds(5);

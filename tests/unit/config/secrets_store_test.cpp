@@ -31,7 +31,7 @@ mode_t mode_of(const fs::path& path) {
   return st.st_mode & 07777;
 }
 
-EnvLookup env_of(std::map<std::string, std::string, std::less<>> vars) {
+EnvLookup secrets_store_env_of(std::map<std::string, std::string, std::less<>> vars) {
   return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
@@ -175,17 +175,17 @@ TEST_F(SecretsStoreTest, ConcurrentSetsUnderTheLockLoseNoSecret) {
 }
 
 TEST(SecretsDir, IsUnderAnAbsoluteXdgConfigHomeElseUnderHomeDotConfig) {
-  EXPECT_EQ(secrets_dir_of(env_of({{"XDG_CONFIG_HOME", "/x/cfg"}, {"HOME", "/h"}})),
+  EXPECT_EQ(secrets_dir_of(secrets_store_env_of({{"XDG_CONFIG_HOME", "/x/cfg"}, {"HOME", "/h"}})),
             fs::path("/x/cfg/sluice"));
-  EXPECT_EQ(secrets_dir_of(env_of({{"XDG_CONFIG_HOME", "relative"}, {"HOME", "/h"}})),
+  EXPECT_EQ(secrets_dir_of(secrets_store_env_of({{"XDG_CONFIG_HOME", "relative"}, {"HOME", "/h"}})),
             fs::path("/h/.config/sluice"));
-  EXPECT_EQ(secrets_dir_of(env_of({{"HOME", "/h"}})), fs::path("/h/.config/sluice"));
-  EXPECT_EQ(secrets_dir_of(env_of({})), fs::path());
+  EXPECT_EQ(secrets_dir_of(secrets_store_env_of({{"HOME", "/h"}})), fs::path("/h/.config/sluice"));
+  EXPECT_EQ(secrets_dir_of(secrets_store_env_of({})), fs::path());
 }
 
 TEST(SecretsLookup, TheEnvironmentWinsThenTheStoreAnswers) {
   EnvLookup lookup = environment_then_secrets(
-      env_of({{"BOTH", "from-env"}, {"EMPTY", ""}}),
+      secrets_store_env_of({{"BOTH", "from-env"}, {"EMPTY", ""}}),
       {{"BOTH", "from-store"}, {"ONLY_STORE", "stored"}, {"EMPTY", "stored"}});
   EXPECT_EQ(lookup("BOTH"), "from-env");
   EXPECT_EQ(lookup("ONLY_STORE"), "stored");

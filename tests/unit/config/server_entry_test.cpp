@@ -18,24 +18,24 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 
-constexpr std::string_view kSentinel = "SNTL7q";
+constexpr std::string_view kServerEntrySentinel = "SNTL7q";
 
-const std::filesystem::path kFile = "/projects/app/.mcp.json";
+const std::filesystem::path kServerEntryFile = "/projects/app/.mcp.json";
 
-ConfigFile parse_ok(std::string_view text, const EnvLookup& env = {}) {
-  core::Result<ConfigFile> file = parse_text(text, kFile, Origin::user, env);
+ConfigFile server_entry_parse_ok(std::string_view text, const EnvLookup& env = {}) {
+  core::Result<ConfigFile> file = parse_text(text, kServerEntryFile, Origin::user, env);
   EXPECT_TRUE(file.has_value()) << (file ? "" : file.error().message);
   return file ? *file : ConfigFile{};
 }
 
-std::string parse_error(std::string_view text) {
-  core::Result<ConfigFile> file = parse_text(text, kFile, Origin::user, EnvLookup{});
+std::string server_entry_parse_error(std::string_view text) {
+  core::Result<ConfigFile> file = parse_text(text, kServerEntryFile, Origin::user, EnvLookup{});
   EXPECT_FALSE(file.has_value());
   return file ? std::string() : file.error().message;
 }
 
 TEST(ServerEntry, DisabledTrueMarksTheServerDisabledAndFalseOrAbsentDoesNot) {
-  ConfigFile file = parse_ok(R"({"mcpServers": {
+  ConfigFile file = server_entry_parse_ok(R"({"mcpServers": {
       "off": {"command": "srv", "disabled": true},
       "on": {"command": "srv", "disabled": false},
       "plain": {"command": "srv"},
@@ -49,7 +49,7 @@ TEST(ServerEntry, DisabledTrueMarksTheServerDisabledAndFalseOrAbsentDoesNot) {
 }
 
 TEST(ServerEntry, DisabledThatIsNotABooleanLeavesTheFileOutWithoutEchoingIt) {
-  std::string error = parse_error(R"({"mcpServers": {
+  std::string error = server_entry_parse_error(R"({"mcpServers": {
       "a": {"command": "srv"}, "b": {"command": "srv", "disabled": "SNTL7q"}}})");
   EXPECT_EQ(error,
             "$.mcpServers.entry.disabled (server entry 2): expected a boolean, found a string of "
@@ -57,7 +57,7 @@ TEST(ServerEntry, DisabledThatIsNotABooleanLeavesTheFileOutWithoutEchoingIt) {
 }
 
 TEST(ServerEntry, ADisabledServerDoesNotWarnAboutItsUnsetVariables) {
-  ConfigFile file = parse_ok(
+  ConfigFile file = server_entry_parse_ok(
       R"({"mcpServers": {"off": {"command": "srv", "env": {"T": "${NOT_SET_ANYWHERE}"},
                                  "disabled": true}}})");
   ASSERT_THAT(file.servers, SizeIs(1));
@@ -65,26 +65,26 @@ TEST(ServerEntry, ADisabledServerDoesNotWarnAboutItsUnsetVariables) {
 }
 
 TEST(ServerEntry, UnknownKeysGiveOneWarningPerFileNamingPlainKeysOnly) {
-  ConfigFile file = parse_ok(R"json({"mcpServers": {
+  ConfigFile file = server_entry_parse_ok(R"json({"mcpServers": {
       "a": {"command": "srv", "envFile": "SNTL7q", "trust": true},
       "b": {"command": "srv", "envFile": "x", "SNTL7q key;$(id)": 1, "timeout": 5},
       "c": {"type": "http", "url": "https://example.test/mcp", "a.b": "SNTL7q"}}})json");
   ASSERT_THAT(file.servers, SizeIs(3));
   ASSERT_THAT(file.warnings, SizeIs(1));
   const std::string& w = file.warnings[0];
-  EXPECT_THAT(w, HasSubstr(kFile.string()));
+  EXPECT_THAT(w, HasSubstr(kServerEntryFile.string()));
   EXPECT_THAT(w, HasSubstr("envFile"));
   EXPECT_THAT(w, HasSubstr("trust"));
   EXPECT_THAT(w, HasSubstr("timeout"));
   EXPECT_THAT(w, HasSubstr("2 other keys"));
   EXPECT_THAT(w, HasSubstr("ignored"));
-  EXPECT_THAT(w, Not(HasSubstr(kSentinel)));
+  EXPECT_THAT(w, Not(HasSubstr(kServerEntrySentinel)));
   EXPECT_THAT(w, Not(HasSubstr("a.b")));
   EXPECT_EQ(w.find("envFile"), w.rfind("envFile")) << "each key is named once: " << w;
 }
 
 TEST(ServerEntry, KnownKeysAndHarmlessClientKeysGiveNoWarning) {
-  ConfigFile file = parse_ok(R"({"mcpServers": {
+  ConfigFile file = server_entry_parse_ok(R"({"mcpServers": {
       "a": {"type": "stdio", "command": "srv", "args": [], "env": {}, "cwd": "/srv",
             "timeoutMs": 5000, "disabled": false, "sluice": {"budget": 2},
             "description": "d", "autoApprove": ["t"], "alwaysAllow": ["t"]},
@@ -97,7 +97,7 @@ TEST(ServerEntry, TheUnknownKeyWarningStaysShortWhateverTheNumberOfKeys) {
   std::string text = R"({"mcpServers": {"a": {"command": "srv")";
   for (int i = 0; i < 200; ++i) text += ",\"key" + std::to_string(i) + "\": 1";
   text += "}}}";
-  ConfigFile file = parse_ok(text);
+  ConfigFile file = server_entry_parse_ok(text);
   ASSERT_THAT(file.warnings, SizeIs(1));
   EXPECT_LT(file.warnings[0].size(), 1000u) << file.warnings[0];
   EXPECT_THAT(file.warnings[0], HasSubstr("key0"));
@@ -105,10 +105,11 @@ TEST(ServerEntry, TheUnknownKeyWarningStaysShortWhateverTheNumberOfKeys) {
 }
 
 TEST(ServerEntry, OperatorSettingsAreNotedWhereverTheFileHoldsThem) {
-  EXPECT_FALSE(parse_ok(R"({"mcpServers": {"a": {"command": "srv"}}})").has_operator_settings);
-  EXPECT_TRUE(parse_ok(R"({"sluice": {}})").has_operator_settings);
-  EXPECT_TRUE(
-      parse_ok(R"({"mcpServers": {"a": {"command": "srv", "sluice": {}}}})").has_operator_settings);
+  EXPECT_FALSE(
+      server_entry_parse_ok(R"({"mcpServers": {"a": {"command": "srv"}}})").has_operator_settings);
+  EXPECT_TRUE(server_entry_parse_ok(R"({"sluice": {}})").has_operator_settings);
+  EXPECT_TRUE(server_entry_parse_ok(R"({"mcpServers": {"a": {"command": "srv", "sluice": {}}}})")
+                  .has_operator_settings);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -123,7 +124,7 @@ TEST(ServerEntry, AnAutoStartListOf200000NamesParsesInLinearTime) {
   for (int i = 0; i < 1000; ++i) text += "\"s" + std::to_string(i) + "\",";  // duplicates
   text += R"("s0"]})";
   auto start = std::chrono::steady_clock::now();
-  ConfigFile file = parse_ok(text);
+  ConfigFile file = server_entry_parse_ok(text);
   double took = seconds_since(start);
   ASSERT_THAT(file.auto_start, SizeIs(kNames));
   EXPECT_EQ(file.auto_start.front(), "s0");
@@ -146,7 +147,7 @@ TEST(ServerEntry, ManyHeadersAndVariablesInOneEntryParseInLinearTime) {
   }
   text += "}}}}";
   auto start = std::chrono::steady_clock::now();
-  ConfigFile file = parse_ok(text);
+  ConfigFile file = server_entry_parse_ok(text);
   double took = seconds_since(start);
   ASSERT_THAT(file.servers, SizeIs(2));
   EXPECT_THAT(file.servers[0].missing_variables, SizeIs(kCount));
@@ -155,7 +156,7 @@ TEST(ServerEntry, ManyHeadersAndVariablesInOneEntryParseInLinearTime) {
 }
 
 TEST(ServerEntry, HeaderNamesStillCollideIgnoringCase) {
-  EXPECT_THAT(parse_error(R"({"mcpServers": {"r": {"url": "https://example.test/",
+  EXPECT_THAT(server_entry_parse_error(R"({"mcpServers": {"r": {"url": "https://example.test/",
                                                    "headers": {"X-Key": "a", "x-KEY": "b"}}}})"),
               HasSubstr("duplicate header name"));
 }

@@ -25,7 +25,7 @@ using State = GatewayConfig::ProjectTrust::State;
 
 constexpr std::string_view kProjectFile = R"({"mcpServers": {"p": {"command": "srv"}}})";
 
-mode_t mode_of(const fs::path& file) {
+mode_t trust_store_mode_of(const fs::path& file) {
   struct stat st {};
   EXPECT_EQ(::stat(file.c_str(), &st), 0) << file;
   return st.st_mode & 07777;
@@ -87,8 +87,8 @@ TEST_F(Trust, AnApprovalIsOfTheExactBytesAndTheRealPath) {
 TEST_F(Trust, TheTrustFileIsWrittenWithMode0600InA0700Directory) {
   TrustStore store(state());
   ASSERT_TRUE(store.approve({"/p/.mcp.json", content_digest("x"), 1}));
-  EXPECT_EQ(mode_of(store.file()), 0600u);
-  EXPECT_EQ(mode_of(state()), 0700u);
+  EXPECT_EQ(trust_store_mode_of(store.file()), 0600u);
+  EXPECT_EQ(trust_store_mode_of(state()), 0700u);
 }
 
 TEST_F(Trust, ALooserModeIsRefusedWithTheChmodToRun) {

@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-std::string read_text(const fs::path& path) {
+std::string log_read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
@@ -43,7 +43,7 @@ class LogTargets : public ::testing::Test {
   // Waits (bounded) for the log's thread to have written `text` to `file`.
   static bool wait_written(const fs::path& file, const std::string& text) {
     auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (read_text(file).find(text) == std::string::npos) {
+    while (log_read_text(file).find(text) == std::string::npos) {
       if (std::chrono::steady_clock::now() > deadline) return false;
       std::this_thread::sleep_for(5ms);  // another thread's file write: no event to wait on
     }
@@ -65,7 +65,7 @@ TEST_F(LogTargets, AFileIsRotatedBySizeKeepingItsNewestPartsWhole) {
   for (const char* part : {"x.log.2", "x.log.1", "x.log"}) {
     ASSERT_TRUE(fs::exists(dir_ / part)) << part;
     EXPECT_LE(fs::file_size(dir_ / part), 1024u) << part;
-    std::string text = read_text(dir_ / part);
+    std::string text = log_read_text(dir_ / part);
     EXPECT_TRUE(text.ends_with("\n")) << part << ": lines are never split across parts";
     all += text;
   }

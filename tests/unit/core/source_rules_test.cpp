@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 const fs::path kRoot(SLUICE_SOURCE_DIR);
 
-std::string read_text(const fs::path& path) {
+std::string source_rules_read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
@@ -277,7 +277,7 @@ std::vector<fs::path> sources() {
 TEST(SourceRules, NoFileInSrcIsOver600Lines) {
   std::vector<std::string> over;
   for (const fs::path& file : sources()) {
-    const std::size_t lines = line_count(read_text(file));
+    const std::size_t lines = line_count(source_rules_read_text(file));
     if (lines > kMaxFileLines) over.push_back(in_repo(file) + ": " + std::to_string(lines));
   }
   EXPECT_GT(sources().size(), 20u) << "the scan found too few files to be looking at src/";
@@ -288,7 +288,7 @@ TEST(SourceRules, NoFunctionInSrcIsOver80Lines) {
   std::vector<std::string> over;
   for (const fs::path& file : sources()) {
     if (file.extension() != ".cpp") continue;
-    for (const FunctionSpan& f : functions_over(read_text(file), kMaxFunctionLines)) {
+    for (const FunctionSpan& f : functions_over(source_rules_read_text(file), kMaxFunctionLines)) {
       over.push_back(in_repo(file) + ":" + std::to_string(f.first_line) + ": " +
                      std::to_string(f.lines) + " lines: " + f.head);
     }
@@ -313,7 +313,7 @@ TEST(SourceRules, NoCommentOrDocCitesADocumentOutsideTheRepository) {
   std::vector<std::string> citing;
   for (const fs::path& file : readable_files()) {
     const bool cmake = file.filename() == "CMakeLists.txt" || file.extension() == ".cmake";
-    for (std::size_t line : outside_citations(read_text(file), cmake)) {
+    for (std::size_t line : outside_citations(source_rules_read_text(file), cmake)) {
       citing.push_back(in_repo(file) + ":" + std::to_string(line));
     }
   }
@@ -324,7 +324,8 @@ TEST(SourceRules, NoCommentOrDocCitesADocumentOutsideTheRepository) {
 }
 
 TEST(SourceRules, EveryInvariantIdACommentCitesIsInTheInvariantsDoc) {
-  const std::set<std::string> defined = defined_ids(read_text(kRoot / "docs/invariants.md"));
+  const std::set<std::string> defined =
+      defined_ids(source_rules_read_text(kRoot / "docs/invariants.md"));
   ASSERT_TRUE(defined.contains("§1") && defined.contains("P4") && defined.contains("ds_refresh"))
       << "docs/invariants.md does not define the ids it should";
   std::vector<std::string> undefined;
@@ -340,13 +341,14 @@ TEST(SourceRules, EveryInvariantIdACommentCitesIsInTheInvariantsDoc) {
   };
   for (const char* dir : {"src", "tests", "tools", "bench"}) {
     for (const fs::path& file : files_under(dir, is_code_file)) {
-      check(file, comments_of(read_text(file)));
+      check(file, comments_of(source_rules_read_text(file)));
     }
   }
   for (const fs::path& file : files_under("docs", is_text_file)) {
-    if (file.filename() != "invariants.md") check(file, read_text(file));
+    if (file.filename() != "invariants.md") check(file, source_rules_read_text(file));
   }
-  for (const char* top : {"README.md", "CHANGELOG.md"}) check(kRoot / top, read_text(kRoot / top));
+  for (const char* top : {"README.md", "CHANGELOG.md"})
+    check(kRoot / top, source_rules_read_text(kRoot / top));
   EXPECT_TRUE(undefined.empty()) << "ids cited but not defined (a heading) in docs/invariants.md:"
                                  << joined(undefined);
 }
@@ -355,7 +357,7 @@ TEST(SourceRules, TimeComesFromTheOneClock) {
   std::vector<std::string> direct;
   for (const fs::path& file : sources()) {
     if (in_repo(file) == "src/core/clock.hpp") continue;
-    for (std::size_t line : direct_clock_uses(read_text(file))) {
+    for (std::size_t line : direct_clock_uses(source_rules_read_text(file))) {
       direct.push_back(in_repo(file) + ":" + std::to_string(line));
     }
   }
@@ -375,7 +377,7 @@ TEST(SourceRules, AFolderIncludesOnlyFoldersAboveIt) {
     ASSERT_LT(rank_of(folder), kFolderOrder.size())
         << "src/" << folder << "/ is not in the folder order; add it where it belongs";
     ++scanned;
-    for (const std::string& include : upward_includes(folder, read_text(file))) {
+    for (const std::string& include : upward_includes(folder, source_rules_read_text(file))) {
       upward.push_back(in_repo(file) + ":" + include);
     }
   }

@@ -17,8 +17,8 @@ using ::testing::IsEmpty;
 using ::testing::StartsWith;
 using ::testing::UnorderedElementsAre;
 
-IndexedTool make_tool(std::string server, std::string name, std::string description = "",
-                      std::string title = "") {
+IndexedTool catalog_index_make_tool(std::string server, std::string name,
+                                    std::string description = "", std::string title = "") {
   IndexedTool tool;
   tool.server = std::move(server);
   tool.tool_name = std::move(name);
@@ -36,7 +36,8 @@ SearchQuery make_query(std::string text, std::size_t limit = 20,
   return query;
 }
 
-SearchResult search(const CatalogIndex& index, std::string text, std::size_t limit = 20) {
+SearchResult catalog_index_search(const CatalogIndex& index, std::string text,
+                                  std::size_t limit = 20) {
   return index.search(make_query(std::move(text), limit));
 }
 
@@ -61,12 +62,13 @@ TEST(CatalogTokensTest, NonAsciiBytesStayInsideTokensUnchanged) {
 
 TEST(CatalogIndexTest, NameMatchesOutrankDescriptionOnlyMatches) {
   const TestIndex index = make_index({
-      make_tool("files", "archive_folder", "Packs a folder into a zip"),
-      make_tool("files", "zip_folder", "Compresses every file of a folder into one archive"),
-      make_tool("files", "list_folder", "Lists the entries of a folder"),
+      catalog_index_make_tool("files", "archive_folder", "Packs a folder into a zip"),
+      catalog_index_make_tool("files", "zip_folder",
+                              "Compresses every file of a folder into one archive"),
+      catalog_index_make_tool("files", "list_folder", "Lists the entries of a folder"),
   });
 
-  const SearchResult result = search(index, "zip");
+  const SearchResult result = catalog_index_search(index, "zip");
 
   EXPECT_THAT(hit_ids(index, result), ElementsAre("files::zip_folder", "files::archive_folder"));
   EXPECT_GT(result.hits[0].score, result.hits[1].score);
@@ -74,25 +76,26 @@ TEST(CatalogIndexTest, NameMatchesOutrankDescriptionOnlyMatches) {
 
 TEST(CatalogIndexTest, TitleMatchesOutrankDescriptionOnlyMatches) {
   const TestIndex index = make_index({
-      make_tool("docs", "fetch_page", "Fetches a wiki page", "Get page"),
-      make_tool("docs", "get_space", "Reads one space", "Wiki space"),
+      catalog_index_make_tool("docs", "fetch_page", "Fetches a wiki page", "Get page"),
+      catalog_index_make_tool("docs", "get_space", "Reads one space", "Wiki space"),
   });
 
-  EXPECT_THAT(hit_ids(index, search(index, "wiki")),
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "wiki")),
               ElementsAre("docs::get_space", "docs::fetch_page"));
 }
 
 TEST(CatalogIndexTest, RarerTermsWeighMoreThanCommonOnes) {
   std::vector<IndexedTool> tools = {
-      make_tool("s", "first", "common words here"),
-      make_tool("s", "second", "rare words here"),
+      catalog_index_make_tool("s", "first", "common words here"),
+      catalog_index_make_tool("s", "second", "rare words here"),
   };
   for (int i = 0; i < 8; ++i) {
-    tools.push_back(make_tool("s", "filler" + std::to_string(i), "common filler text"));
+    tools.push_back(
+        catalog_index_make_tool("s", "filler" + std::to_string(i), "common filler text"));
   }
   const TestIndex index = make_index(std::move(tools));
 
-  const SearchResult result = search(index, "common rare");
+  const SearchResult result = catalog_index_search(index, "common rare");
 
   ASSERT_EQ(result.total_matches, 10U);
   EXPECT_EQ(hit_ids(index, result)[0], "s::second");
@@ -101,14 +104,14 @@ TEST(CatalogIndexTest, RarerTermsWeighMoreThanCommonOnes) {
 
 TEST(CatalogIndexTest, EmptyQueryListsEveryToolSortedById) {
   const TestIndex index = make_index({
-      make_tool("web", "fetch"),
-      make_tool("fs", "write_file"),
-      make_tool("fs", "read_file"),
-      make_tool("db", "query"),
+      catalog_index_make_tool("web", "fetch"),
+      catalog_index_make_tool("fs", "write_file"),
+      catalog_index_make_tool("fs", "read_file"),
+      catalog_index_make_tool("db", "query"),
   });
 
   for (const char* blank : {"", "   ", " \t\n "}) {
-    const SearchResult result = search(index, blank);
+    const SearchResult result = catalog_index_search(index, blank);
     EXPECT_EQ(result.total_matches, 4U);
     EXPECT_THAT(hit_ids(index, result),
                 ElementsAre("db::query", "fs::read_file", "fs::write_file", "web::fetch"));
@@ -118,10 +121,10 @@ TEST(CatalogIndexTest, EmptyQueryListsEveryToolSortedById) {
 
 TEST(CatalogIndexTest, ServerFilterKeepsOnlyToolsOfThatExactServer) {
   const TestIndex index = make_index({
-      make_tool("fs", "read_file"),
-      make_tool("fs2", "read_file"),
-      make_tool("fs", "write_file"),
-      make_tool("git", "show_file"),
+      catalog_index_make_tool("fs", "read_file"),
+      catalog_index_make_tool("fs2", "read_file"),
+      catalog_index_make_tool("fs", "write_file"),
+      catalog_index_make_tool("git", "show_file"),
   });
 
   const SearchResult ranked = index.search(make_query("file", 20, "fs"));
@@ -134,7 +137,7 @@ TEST(CatalogIndexTest, ServerFilterKeepsOnlyToolsOfThatExactServer) {
 }
 
 TEST(CatalogIndexTest, UnknownServerFilterMatchesNothing) {
-  const TestIndex index = make_index({make_tool("fs", "read_file")});
+  const TestIndex index = make_index({catalog_index_make_tool("fs", "read_file")});
 
   const SearchResult result = index.search(make_query("read", 20, "FS"));
 
@@ -145,14 +148,15 @@ TEST(CatalogIndexTest, UnknownServerFilterMatchesNothing) {
 TEST(CatalogIndexTest, LimitCutsTheRankedHitsWhileTotalCountsEveryMatch) {
   std::vector<IndexedTool> tools;
   for (int i = 0; i < 30; ++i) {
-    tools.push_back(make_tool("s", "echo_" + std::to_string(i), std::string(i, 'x') + " echo"));
+    tools.push_back(
+        catalog_index_make_tool("s", "echo_" + std::to_string(i), std::string(i, 'x') + " echo"));
   }
-  tools.push_back(make_tool("s", "unrelated"));
+  tools.push_back(catalog_index_make_tool("s", "unrelated"));
   const TestIndex index = make_index(std::move(tools));
 
-  const SearchResult all = search(index, "echo", 100);
-  const SearchResult top = search(index, "echo", 5);
-  const SearchResult none = search(index, "echo", 0);
+  const SearchResult all = catalog_index_search(index, "echo", 100);
+  const SearchResult top = catalog_index_search(index, "echo", 5);
+  const SearchResult none = catalog_index_search(index, "echo", 0);
 
   EXPECT_EQ(all.hits.size(), 30U);
   EXPECT_EQ(top.total_matches, 30U);
@@ -163,19 +167,19 @@ TEST(CatalogIndexTest, LimitCutsTheRankedHitsWhileTotalCountsEveryMatch) {
   }
   EXPECT_THAT(none.hits, IsEmpty());
   EXPECT_EQ(none.total_matches, 30U);
-  EXPECT_EQ(search(index, "", 3).hits.size(), 3U);
-  EXPECT_EQ(search(index, "", 3).total_matches, 31U);
+  EXPECT_EQ(catalog_index_search(index, "", 3).hits.size(), 3U);
+  EXPECT_EQ(catalog_index_search(index, "", 3).total_matches, 31U);
 }
 
 TEST(CatalogIndexTest, EqualScoresAreOrderedByToolId) {
   const TestIndex index = make_index({
-      make_tool("b", "echo", "Echoes its input"),
-      make_tool("c", "echo", "Echoes its input"),
-      make_tool("a", "echo", "Echoes its input"),
-      make_tool("a", "echo", "Echoes its input"),
+      catalog_index_make_tool("b", "echo", "Echoes its input"),
+      catalog_index_make_tool("c", "echo", "Echoes its input"),
+      catalog_index_make_tool("a", "echo", "Echoes its input"),
+      catalog_index_make_tool("a", "echo", "Echoes its input"),
   });
 
-  const SearchResult result = search(index, "echo");
+  const SearchResult result = catalog_index_search(index, "echo");
 
   EXPECT_THAT(hit_ids(index, result), ElementsAre("a::echo", "a::echo", "b::echo", "c::echo"));
   EXPECT_EQ(result.hits[0].doc, 2U);
@@ -185,46 +189,47 @@ TEST(CatalogIndexTest, EqualScoresAreOrderedByToolId) {
 
 TEST(CatalogIndexTest, QueriesInAnyNamingStyleFindTheSameTool) {
   const TestIndex index = make_index({
-      make_tool("fs", "write_file", "Writes a file"),
-      make_tool("fs", "read_file", "Reads a file"),
-      make_tool("fs", "list_directory", "Lists a directory"),
+      catalog_index_make_tool("fs", "write_file", "Writes a file"),
+      catalog_index_make_tool("fs", "read_file", "Reads a file"),
+      catalog_index_make_tool("fs", "list_directory", "Lists a directory"),
   });
 
   for (const char* query : {"read_file", "readFile", "read-file", "READ FILE", "file read"}) {
-    EXPECT_EQ(hit_ids(index, search(index, query))[0], "fs::read_file") << query;
+    EXPECT_EQ(hit_ids(index, catalog_index_search(index, query))[0], "fs::read_file") << query;
   }
 }
 
 TEST(CatalogIndexTest, WholeNameQueryRanksTheToolWithThatExactNameFirst) {
   const TestIndex index = make_index({
-      make_tool("fs", "file_read"),
-      make_tool("fs", "read_file"),
-      make_tool("fs", "read_file_lines"),
+      catalog_index_make_tool("fs", "file_read"),
+      catalog_index_make_tool("fs", "read_file"),
+      catalog_index_make_tool("fs", "read_file_lines"),
   });
 
-  EXPECT_THAT(hit_ids(index, search(index, "read_file")),
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "read_file")),
               ElementsAre("fs::read_file", "fs::file_read", "fs::read_file_lines"));
-  EXPECT_EQ(hit_ids(index, search(index, "fs::read_file_lines"))[0], "fs::read_file_lines");
+  EXPECT_EQ(hit_ids(index, catalog_index_search(index, "fs::read_file_lines"))[0],
+            "fs::read_file_lines");
 }
 
 TEST(CatalogIndexTest, LastQueryTokenAlsoMatchesAsAPrefix) {
   const TestIndex index = make_index({
-      make_tool("util", "echo", "Returns its input"),
-      make_tool("util", "time", "Returns the current time"),
+      catalog_index_make_tool("util", "echo", "Returns its input"),
+      catalog_index_make_tool("util", "time", "Returns the current time"),
   });
 
-  EXPECT_THAT(hit_ids(index, search(index, "ech")), ElementsAre("util::echo"));
-  EXPECT_THAT(hit_ids(index, search(index, "current ech")),
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "ech")), ElementsAre("util::echo"));
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "current ech")),
               UnorderedElementsAre("util::echo", "util::time"));
 }
 
 TEST(CatalogIndexTest, PrefixMatchesRankBelowExactMatches) {
   const TestIndex index = make_index({
-      make_tool("util", "echolocate"),
-      make_tool("util", "echo"),
+      catalog_index_make_tool("util", "echolocate"),
+      catalog_index_make_tool("util", "echo"),
   });
 
-  const SearchResult result = search(index, "echo");
+  const SearchResult result = catalog_index_search(index, "echo");
 
   EXPECT_THAT(hit_ids(index, result), ElementsAre("util::echo", "util::echolocate"));
   EXPECT_GT(result.hits[0].score, result.hits[1].score);
@@ -232,61 +237,66 @@ TEST(CatalogIndexTest, PrefixMatchesRankBelowExactMatches) {
 
 TEST(CatalogIndexTest, PrefixMatchScoresHalfOfItsBestExpansionOnly) {
   const TestIndex index = make_index({
-      make_tool("util", "echo_echolocation"),
-      make_tool("util", "echo"),
+      catalog_index_make_tool("util", "echo_echolocation"),
+      catalog_index_make_tool("util", "echo"),
   });
 
-  const double prefix = search(index, "ech").hits[0].score;
-  const double echo = search(index, "echo").hits[0].score;
-  const double echolocation = search(index, "echolocation").hits[0].score;
+  const double prefix = catalog_index_search(index, "ech").hits[0].score;
+  const double echo = catalog_index_search(index, "echo").hits[0].score;
+  const double echolocation = catalog_index_search(index, "echolocation").hits[0].score;
 
-  EXPECT_EQ(hit_ids(index, search(index, "ech"))[0], "util::echo_echolocation");
+  EXPECT_EQ(hit_ids(index, catalog_index_search(index, "ech"))[0], "util::echo_echolocation");
   EXPECT_DOUBLE_EQ(prefix, 0.5 * std::max(echo, echolocation));
 }
 
 TEST(CatalogIndexTest, EarlierTokensAndOneLetterTokensDoNotMatchAsPrefixes) {
-  const TestIndex index = make_index({make_tool("util", "echo")});
+  const TestIndex index = make_index({catalog_index_make_tool("util", "echo")});
 
-  EXPECT_EQ(search(index, "ech util").total_matches, 1U);  // only through the server name
-  EXPECT_EQ(search(index, "ech time").total_matches, 0U);
-  EXPECT_EQ(search(index, "e").total_matches, 0U);
+  EXPECT_EQ(catalog_index_search(index, "ech util").total_matches,
+            1U);  // only through the server name
+  EXPECT_EQ(catalog_index_search(index, "ech time").total_matches, 0U);
+  EXPECT_EQ(catalog_index_search(index, "e").total_matches, 0U);
 }
 
 TEST(CatalogIndexTest, ServerNameCountsAsAWeakField) {
   const TestIndex index = make_index({
-      make_tool("github", "create_issue", "Opens an issue"),
-      make_tool("local", "mirror_github", "Mirrors a repository"),
+      catalog_index_make_tool("github", "create_issue", "Opens an issue"),
+      catalog_index_make_tool("local", "mirror_github", "Mirrors a repository"),
   });
 
-  EXPECT_THAT(hit_ids(index, search(index, "github")),
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "github")),
               ElementsAre("local::mirror_github", "github::create_issue"));
 }
 
 TEST(CatalogIndexTest, QueryWithNoMatchingTermGivesZeroHits) {
-  const TestIndex index = make_index({make_tool("fs", "read_file", "Reads a file")});
+  const TestIndex index = make_index({catalog_index_make_tool("fs", "read_file", "Reads a file")});
 
   for (const char* query : {"kubernetes", "!!!", "write_directory"}) {
-    const SearchResult result = search(index, query);
+    const SearchResult result = catalog_index_search(index, query);
     EXPECT_THAT(result.hits, IsEmpty()) << query;
     EXPECT_EQ(result.total_matches, 0U) << query;
   }
 }
 
 TEST(CatalogIndexTest, RepeatedQueryTermsCountOnce) {
-  const TestIndex index = make_index({make_tool("util", "echo"), make_tool("util", "time")});
+  const TestIndex index = make_index(
+      {catalog_index_make_tool("util", "echo"), catalog_index_make_tool("util", "time")});
 
-  EXPECT_EQ(search(index, "echo echo Echo").hits[0].score, search(index, "echo").hits[0].score);
+  EXPECT_EQ(catalog_index_search(index, "echo echo Echo").hits[0].score,
+            catalog_index_search(index, "echo").hits[0].score);
 }
 
 TEST(CatalogIndexTest, OnlyTheFirstDistinctQueryTermsUpToTheCapCount) {
-  const TestIndex index = make_index({make_tool("util", "echo"), make_tool("util", "time")});
+  const TestIndex index = make_index(
+      {catalog_index_make_tool("util", "echo"), catalog_index_make_tool("util", "time")});
   std::string filler;
   for (std::size_t i = 0; i < CatalogIndex::kMaxQueryTerms; ++i) {
     filler += " word" + std::to_string(i);
   }
 
-  EXPECT_THAT(hit_ids(index, search(index, "echo" + filler)), ElementsAre("util::echo"));
-  EXPECT_THAT(search(index, filler + " time").hits, IsEmpty());
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "echo" + filler)),
+              ElementsAre("util::echo"));
+  EXPECT_THAT(catalog_index_search(index, filler + " time").hits, IsEmpty());
 }
 
 TEST(CatalogIndexTest, LargeCatalogsCountAndOrderEveryMatchAcrossTheWholeCatalog) {
@@ -301,12 +311,13 @@ TEST(CatalogIndexTest, LargeCatalogsCountAndOrderEveryMatchAcrossTheWholeCatalog
     const bool matching = i % 7 == 0 || i % 11 == 0 || i % 13 == 0;
     matches += matching ? 1 : 0;
     matches_on_s1 += matching && i % 3 == 1 ? 1 : 0;
-    tools.push_back(make_tool("s" + std::to_string(i % 3), "t" + std::to_string(i), description));
+    tools.push_back(
+        catalog_index_make_tool("s" + std::to_string(i % 3), "t" + std::to_string(i), description));
   }
   const TestIndex index = make_index(std::move(tools));
 
-  EXPECT_EQ(search(index, "echo").total_matches, matches);
-  const SearchResult all = search(index, "ech", 10000);
+  EXPECT_EQ(catalog_index_search(index, "echo").total_matches, matches);
+  const SearchResult all = catalog_index_search(index, "ech", 10000);
   ASSERT_EQ(all.total_matches, matches);
   ASSERT_EQ(all.hits.size(), matches);
   const std::vector<std::string> ids = hit_ids(index, all);
@@ -322,21 +333,22 @@ TEST(CatalogIndexTest, LargeCatalogsCountAndOrderEveryMatchAcrossTheWholeCatalog
 }
 
 TEST(CatalogIndexTest, RebuildReplacesThePreviousCatalog) {
-  TestIndex index = make_index({make_tool("fs", "read_file"), make_tool("fs", "write_file")});
+  TestIndex index = make_index(
+      {catalog_index_make_tool("fs", "read_file"), catalog_index_make_tool("fs", "write_file")});
 
-  index.rebuild({make_tool("web", "fetch_url")});
+  index.rebuild({catalog_index_make_tool("web", "fetch_url")});
 
   EXPECT_EQ(index.size(), 1U);
-  EXPECT_EQ(search(index, "file").total_matches, 0U);
-  EXPECT_THAT(hit_ids(index, search(index, "fetch")), ElementsAre("web::fetch_url"));
+  EXPECT_EQ(catalog_index_search(index, "file").total_matches, 0U);
+  EXPECT_THAT(hit_ids(index, catalog_index_search(index, "fetch")), ElementsAre("web::fetch_url"));
   EXPECT_EQ(index.search(make_query("", 20, "fs")).total_matches, 0U);
 }
 
 TEST(CatalogIndexTest, EmptyCatalogAnswersEveryQueryWithNothing) {
   const CatalogIndex index{};
 
-  EXPECT_EQ(search(index, "").total_matches, 0U);
-  EXPECT_EQ(search(index, "read").total_matches, 0U);
+  EXPECT_EQ(catalog_index_search(index, "").total_matches, 0U);
+  EXPECT_EQ(catalog_index_search(index, "read").total_matches, 0U);
 }
 
 }  // namespace

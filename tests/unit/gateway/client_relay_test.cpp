@@ -15,7 +15,7 @@
 namespace sluice::gateway {
 namespace {
 
-class RecordingOutbox : public mcp::Outbox {
+class ClientRelayRecordingOutbox : public mcp::Outbox {
  public:
   void send(std::string frame) override { frames.push_back(std::move(frame)); }
   std::vector<std::string> frames;
@@ -35,7 +35,7 @@ struct Client {
     }
     return false;
   }
-  RecordingOutbox outbox;
+  ClientRelayRecordingOutbox outbox;
   std::shared_ptr<mcp::Session> session;
 };
 

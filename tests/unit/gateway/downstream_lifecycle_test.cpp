@@ -3,13 +3,13 @@
 // sluice did not send is held until an operator starts it.
 #include "gateway/downstream/downstream.hpp"
 
-#include "core/clock.hpp"
 #include "../run_until.hpp"
+#include "core/clock.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <gtest/gtest.h>
 
 #include <signal.h>
 #include <unistd.h>
@@ -29,7 +29,7 @@ using namespace std::chrono_literals;
 
 // A minimal MCP server in sh: answers initialize (id 1) and tools/list (id 2), then runs
 // `tail` (what it does once online).
-std::string server_script(const std::string& tail) {
+std::string downstream_lifecycle_server_script(const std::string& tail) {
   return "read -r line; "
          "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
          "\"2025-03-26\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"t\","
@@ -67,7 +67,8 @@ class DownstreamLifecycle : public ::testing::Test {
   void make(const std::string& tail) {
     config::ServerConfig server;
     server.name = "t";
-    server.transport = config::StdioServer{"/bin/sh", {"-c", server_script(tail)}, {}, {}};
+    server.transport =
+        config::StdioServer{"/bin/sh", {"-c", downstream_lifecycle_server_script(tail)}, {}, {}};
     server.source_file = (dir_ / ".mcp.json").string();
     downstream_ = std::make_unique<Downstream>(io_, server, limits_, policy_, DownstreamEvents{});
   }
@@ -115,9 +116,8 @@ TEST_F(DownstreamLifecycle, AChildThatExitsByItselfIsRestartedWhenTheBackoffHasP
   ASSERT_EQ(downstream_->tools().size(), 1u);
 
   std::ofstream(flag).put('x');
-  ASSERT_TRUE(run_until([&] {
-    return downstream_->phase() == Phase::restarting && downstream_->pid() == -1;
-  }));
+  ASSERT_TRUE(run_until(
+      [&] { return downstream_->phase() == Phase::restarting && downstream_->pid() == -1; }));
   fs::remove(flag);  // the next run stays up
 
   run_for(50ms);  // real time passes; simulated time stands still

@@ -15,7 +15,7 @@
 namespace sluice::gateway {
 namespace {
 
-std::shared_ptr<const config::GatewayConfig> disabled_servers(int count) {
+std::shared_ptr<const config::GatewayConfig> gateway_startup_disabled_servers(int count) {
   auto config = std::make_shared<config::GatewayConfig>();
   config->servers.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
@@ -33,7 +33,7 @@ std::shared_ptr<const config::GatewayConfig> disabled_servers(int count) {
 
 TEST(GatewayStartup, ALongAutoStartListOverManyServersStartsInLinearTime) {
   constexpr int kServers = 100000;
-  auto config = disabled_servers(kServers);
+  auto config = gateway_startup_disabled_servers(kServers);
   boost::asio::io_context io;
   auto start = std::chrono::steady_clock::now();
   {
@@ -54,7 +54,7 @@ TEST(GatewayStartup, ALongAutoStartListOverManyServersStartsInLinearTime) {
 }
 
 TEST(GatewayStartup, ADisabledServerSaysWhereItIsDisabled) {
-  auto config = disabled_servers(1);
+  auto config = gateway_startup_disabled_servers(1);
   boost::asio::io_context io;
   Gateway gw(io, config, GatewayOptions{});
   const Downstream& d = *gw.fleet().servers().front();

@@ -24,7 +24,8 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 
-const std::string kPrmPath = std::string(kRs) + "/.well-known/oauth-protected-resource/mcp";
+const std::string kOauthTokensPrmPath =
+    std::string(kRs) + "/.well-known/oauth-protected-resource/mcp";
 
 std::string basic_of(const FakeAuthServer& fake) {
   for (const auto& r : fake.requests) {
@@ -37,7 +38,7 @@ std::string basic_of(const FakeAuthServer& fake) {
 TEST(OAuthIdentity, DynamicRegistrationComesFirstThenTheTokenForTheRegisteredClient) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto token = h.unauthorized(401, challenge_for(kPrmPath));
+  auto token = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_TRUE(token) << token.error().message;
   ASSERT_THAT(h.fake.registrations, SizeIs(1));
   const auto& reg = h.fake.registrations[0];
@@ -56,7 +57,7 @@ TEST(OAuthIdentity, DynamicRegistrationComesFirstThenTheTokenForTheRegisteredCli
 TEST(OAuthIdentity, AStoredRegistrationIsReusedByTheNextProcess) {
   OAuthHarness h;
   h.fake.serve_standard();
-  ASSERT_TRUE(h.unauthorized(401, challenge_for(kPrmPath)));
+  ASSERT_TRUE(h.unauthorized(401, challenge_for(kOauthTokensPrmPath)));
   auto stored = h.store.load("remote", "fp-1");
   ASSERT_TRUE(stored && stored->has_value());
   EXPECT_TRUE((*stored)->client.registered);
@@ -66,7 +67,8 @@ TEST(OAuthIdentity, AStoredRegistrationIsReusedByTheNextProcess) {
   ASSERT_TRUE(h.store.save(**stored));
   OAuthClient next(h.io, h.options, h.fake.fetch(), h.store);
   auto again =
-      run(h.io, next.on_unauthorized({401, challenge_for(kPrmPath), (*stored)->access_token}));
+      run(h.io,
+          next.on_unauthorized({401, challenge_for(kOauthTokensPrmPath), (*stored)->access_token}));
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_THAT(h.fake.registrations, SizeIs(1));
   EXPECT_THAT(h.fake.authorize_queries, SizeIs(2));
@@ -80,7 +82,7 @@ TEST(OAuthIdentity, APreRegisteredClientUsesClientSecretBasicWhenTheServerListsI
   h.fake.auth_methods = {"client_secret_post", "client_secret_basic"};
   h.fake.registration = false;
   h.fake.serve_standard();
-  ASSERT_TRUE(h.unauthorized(401, challenge_for(kPrmPath)));
+  ASSERT_TRUE(h.unauthorized(401, challenge_for(kOauthTokensPrmPath)));
   EXPECT_EQ(basic_of(h.fake), "Basic " + base64("pre-client:pre-secret"));
   EXPECT_FALSE(h.fake.token_forms.at(0).contains("client_secret"));
   EXPECT_EQ(h.fake.authorize_queries.at(0)["client_id"], "pre-client");
@@ -94,7 +96,7 @@ TEST(OAuthIdentity, APreRegisteredClientPostsItsSecretWhenOnlyClientSecretPostIs
   OAuthHarness h(settings);
   h.fake.auth_methods = {"client_secret_post"};
   h.fake.serve_standard();
-  ASSERT_TRUE(h.unauthorized(401, challenge_for(kPrmPath)));
+  ASSERT_TRUE(h.unauthorized(401, challenge_for(kOauthTokensPrmPath)));
   EXPECT_EQ(basic_of(h.fake), "");
   EXPECT_EQ(h.fake.token_forms.at(0)["client_id"], "pre-client");
   EXPECT_EQ(h.fake.token_forms.at(0)["client_secret"], "pre-secret");
@@ -106,7 +108,7 @@ TEST(OAuthIdentity, ARegisteredConfidentialClientAuthenticatesAsTheRegistrationS
   h.fake.auth_methods = {"client_secret_basic"};
   h.fake.registered_secret = "dyn-secret";
   h.fake.serve_standard();
-  ASSERT_TRUE(h.unauthorized(401, challenge_for(kPrmPath)));
+  ASSERT_TRUE(h.unauthorized(401, challenge_for(kOauthTokensPrmPath)));
   EXPECT_EQ(h.fake.registrations.at(0).at("token_endpoint_auth_method"),
             boost::json::value("client_secret_basic"));
   EXPECT_EQ(basic_of(h.fake), "Basic " + base64("dyn-client:dyn-secret"));
@@ -118,7 +120,7 @@ TEST(OAuthIdentity, AMetadataDocumentUrlIsTheClientIdWhereTheServerSupportsThem)
   OAuthHarness h(settings);
   h.fake.as_extra["client_id_metadata_document_supported"] = true;
   h.fake.serve_standard();
-  ASSERT_TRUE(h.unauthorized(401, challenge_for(kPrmPath)));
+  ASSERT_TRUE(h.unauthorized(401, challenge_for(kOauthTokensPrmPath)));
   EXPECT_EQ(h.fake.authorize_queries.at(0)["client_id"], settings.client_metadata_url);
   EXPECT_EQ(h.fake.token_forms.at(0)["client_id"], settings.client_metadata_url);
   EXPECT_THAT(h.fake.registrations, IsEmpty());
@@ -128,7 +130,7 @@ TEST(OAuthIdentity, WithoutAnyWayToIdentifyItselfTheFlowSaysWhatToConfigure) {
   OAuthHarness h;
   h.fake.registration = false;
   h.fake.serve_standard();
-  auto token = h.unauthorized(401, challenge_for(kPrmPath));
+  auto token = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_FALSE(token);
   EXPECT_EQ(token.error().failure, AuthFailure::no_client_identity);
   EXPECT_THAT(token.error().message, HasSubstr("oauth.clientId"));
@@ -137,7 +139,7 @@ TEST(OAuthIdentity, WithoutAnyWayToIdentifyItselfTheFlowSaysWhatToConfigure) {
 TEST(OAuthTokens, AnExpiredTokenIsRefreshedBeforeItIsSent) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto first = h.unauthorized(401, challenge_for(kPrmPath));
+  auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_TRUE(first);
   ASSERT_TRUE(h.client().cached_bearer().has_value());
   EXPECT_EQ(*h.client().cached_bearer(), *first);
@@ -158,13 +160,13 @@ TEST(OAuthTokens, AnExpiredTokenIsRefreshedBeforeItIsSent) {
 TEST(OAuthTokens, A401RefreshesOnceThenIsAuthRequiredRightAfterAnAuthorization) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto first = h.unauthorized(401, challenge_for(kPrmPath));
+  auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_TRUE(first);
   auto refreshed = h.unauthorized(401, "Bearer error=\"invalid_token\"", *first);
   ASSERT_TRUE(refreshed);
   EXPECT_EQ(h.fake.token_forms.back()["grant_type"], "refresh_token");
   // The refreshed token refused too, moments after the authorization: no new one.
-  auto refused = h.unauthorized(401, challenge_for(kPrmPath), *refreshed);
+  auto refused = h.unauthorized(401, challenge_for(kOauthTokensPrmPath), *refreshed);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().failure, AuthFailure::auth_required);
   EXPECT_THAT(h.fake.authorize_queries, SizeIs(1));
@@ -174,12 +176,12 @@ TEST(OAuthTokens, A401RefreshesOnceThenIsAuthRequiredRightAfterAnAuthorization) 
 TEST(OAuthTokens, ALaterRefusalAfterTheRefreshLeadsToOneNewAuthorization) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto first = h.unauthorized(401, challenge_for(kPrmPath));
+  auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_TRUE(first);
   h.now_ms += 120'000;
   auto refreshed = h.unauthorized(401, "Bearer", *first);
   ASSERT_TRUE(refreshed);
-  auto authorized = h.unauthorized(401, challenge_for(kPrmPath), *refreshed);
+  auto authorized = h.unauthorized(401, challenge_for(kOauthTokensPrmPath), *refreshed);
   ASSERT_TRUE(authorized) << authorized.error().message;
   EXPECT_THAT(h.fake.authorize_queries, SizeIs(2));
   // That token refused at once: refreshed once more, then auth_required.
@@ -194,10 +196,10 @@ TEST(OAuthTokens, ALaterRefusalAfterTheRefreshLeadsToOneNewAuthorization) {
 TEST(OAuthTokens, ARequestThatCarriedAReplacedTokenRetriesWithTheNewOneWithoutAFlow) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto first = h.unauthorized(401, challenge_for(kPrmPath));
+  auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_TRUE(first);
   const std::size_t before = h.fake.requests.size();
-  auto again = h.unauthorized(401, challenge_for(kPrmPath), "an-older-token");
+  auto again = h.unauthorized(401, challenge_for(kOauthTokensPrmPath), "an-older-token");
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, *first);
   EXPECT_EQ(h.fake.requests.size(), before);
@@ -206,7 +208,7 @@ TEST(OAuthTokens, ARequestThatCarriedAReplacedTokenRetriesWithTheNewOneWithoutAF
 TEST(OAuthTokens, ManyConcurrent401sRefreshOnce) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto first = h.unauthorized(401, challenge_for(kPrmPath));
+  auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
   ASSERT_TRUE(first);
   h.fake.suspend = true;
   int done = 0;
@@ -230,12 +232,12 @@ TEST(OAuthTokens, ManyConcurrent401sRefreshOnce) {
 TEST(OAuthTokens, InsufficientScopeReauthorizesWithTheUnionOfScopesOnce) {
   OAuthHarness h;
   h.fake.serve_standard();
-  auto first = h.unauthorized(401, challenge_for(kPrmPath, "mcp:basic"));
+  auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath, "mcp:basic"));
   ASSERT_TRUE(first);
   auto stepped = h.unauthorized(
       403,
-      "Bearer error=\"insufficient_scope\", scope=\"mcp:write\", resource_metadata=\"" + kPrmPath +
-          "\"",
+      "Bearer error=\"insufficient_scope\", scope=\"mcp:write\", resource_metadata=\"" +
+          kOauthTokensPrmPath + "\"",
       *first);
   ASSERT_TRUE(stepped) << stepped.error().message;
   ASSERT_THAT(h.fake.authorize_queries, SizeIs(2));
@@ -262,7 +264,7 @@ TEST(OAuthTokens, NoErrorMessageEverCarriesATokenACodeOrASecret) {
   {
     OAuthHarness h;  // a refused refresh whose description quotes a secret
     h.fake.serve_standard();
-    auto first = h.unauthorized(401, challenge_for(kPrmPath));
+    auto first = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
     ASSERT_TRUE(first);
     h.fake.refuse_refresh = true;
     h.fake.authorize = FakeAuthServer::Authorize::login_page;
@@ -275,7 +277,7 @@ TEST(OAuthTokens, NoErrorMessageEverCarriesATokenACodeOrASecret) {
     OAuthHarness h;  // a forged state on a redirect whose code is secret
     h.fake.authorize = FakeAuthServer::Authorize::wrong_state;
     h.fake.serve_standard();
-    auto t = h.unauthorized(401, challenge_for(kPrmPath));
+    auto t = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
     ASSERT_FALSE(t);
     messages.push_back(t.error().message);
   }
@@ -283,7 +285,7 @@ TEST(OAuthTokens, NoErrorMessageEverCarriesATokenACodeOrASecret) {
     OAuthHarness h;  // the authorization server refuses
     h.fake.authorize = FakeAuthServer::Authorize::error;
     h.fake.serve_standard();
-    auto t = h.unauthorized(401, challenge_for(kPrmPath));
+    auto t = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
     ASSERT_FALSE(t);
     EXPECT_THAT(t.error().message, HasSubstr("access_denied"));
     messages.push_back(t.error().message);
@@ -295,7 +297,7 @@ TEST(OAuthTokens, NoErrorMessageEverCarriesATokenACodeOrASecret) {
     OAuthHarness h(settings);
     h.fake.serve_standard();
     h.fake.documents.erase(std::string(kAs) + "/.well-known/oauth-authorization-server");
-    auto t = h.unauthorized(401, challenge_for(kPrmPath));
+    auto t = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
     ASSERT_FALSE(t);
     messages.push_back(t.error().message);
   }
@@ -303,7 +305,7 @@ TEST(OAuthTokens, NoErrorMessageEverCarriesATokenACodeOrASecret) {
     OAuthHarness h;  // the token endpoint refuses the code, its body quoting a secret
     h.fake.refuse_code = true;
     h.fake.serve_standard();
-    auto t = h.unauthorized(401, challenge_for(kPrmPath));
+    auto t = h.unauthorized(401, challenge_for(kOauthTokensPrmPath));
     ASSERT_FALSE(t);
     EXPECT_EQ(t.error().failure, AuthFailure::token_failed);
     EXPECT_THAT(t.error().message, HasSubstr("HTTP 400"));

@@ -37,7 +37,7 @@ TokenRecord record(std::string server, std::string fingerprint, std::string toke
   return r;
 }
 
-mode_t mode_of(const std::filesystem::path& p) {
+mode_t token_store_mode_of(const std::filesystem::path& p) {
   struct stat st {};
   EXPECT_EQ(::lstat(p.c_str(), &st), 0);
   return st.st_mode & 07777;
@@ -66,8 +66,8 @@ TEST(TokenStore, TheFileIs0600InsideA0700DirectoryWhateverTheUmask) {
   auto saved = store.save(record("remote", "fp-1", "a"));
   ::umask(old);
   ASSERT_TRUE(saved);
-  EXPECT_EQ(mode_of(store.file()), 0600u);
-  EXPECT_EQ(mode_of(dir.path() / "state"), 0700u);
+  EXPECT_EQ(token_store_mode_of(store.file()), 0600u);
+  EXPECT_EQ(token_store_mode_of(dir.path() / "state"), 0700u);
   EXPECT_EQ(store.file().filename(), kTokenFileName);
 }
 

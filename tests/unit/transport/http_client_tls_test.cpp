@@ -22,7 +22,7 @@ namespace asio = boost::asio;
 using test::TestConnection;
 using test::TestHttpServer;
 
-asio::awaitable<void> answer_hello(TestConnection& c) {
+asio::awaitable<void> http_client_tls_answer_hello(TestConnection& c) {
   while (auto request = co_await c.read_request()) {
     if (!co_await c.write(test::http_response(200, "hello"))) break;
   }
@@ -83,7 +83,7 @@ std::filesystem::path* HttpClientTlsTest::dir_ = nullptr;
 test::TestCertificates* HttpClientTlsTest::certs_ = nullptr;
 
 TEST_F(HttpClientTlsTest, AServerTrustedThroughTheCaFileAnswersByNameAndByAddress) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->server));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1", serving(certs_->server));
   HttpClient client(io_, trusting_the_test_ca());
   for (std::string host : {"localhost", "127.0.0.1"}) {
     auto result = get(client, server.url("/", host));
@@ -95,20 +95,21 @@ TEST_F(HttpClientTlsTest, AServerTrustedThroughTheCaFileAnswersByNameAndByAddres
 }
 
 TEST_F(HttpClientTlsTest, AKeptAliveTlsConnectionIsReused) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->server));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1", serving(certs_->server));
   HttpClient client(io_, trusting_the_test_ca());
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(get(client, server.url("/", "localhost")));
   EXPECT_EQ(server.accepted(), 1u);
 }
 
 TEST_F(HttpClientTlsTest, WithoutTheCaFileTheSystemStoreDoesNotTrustTheTestCa) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->server));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1", serving(certs_->server));
   HttpClient client(io_, {});
   expect_tls_failure(get(client, server.url("/", "localhost")), TlsFailure::certificate_untrusted);
 }
 
 TEST_F(HttpClientTlsTest, ACertificateForAnotherNameIsAHostnameMismatch) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->other_name));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1",
+                        serving(certs_->other_name));
   HttpClient client(io_, trusting_the_test_ca());
   expect_tls_failure(get(client, server.url("/", "localhost")), TlsFailure::hostname_mismatch);
   // An IP literal is checked against the certificate's IP addresses, not its names.
@@ -116,7 +117,7 @@ TEST_F(HttpClientTlsTest, ACertificateForAnotherNameIsAHostnameMismatch) {
 }
 
 TEST_F(HttpClientTlsTest, AnExpiredCertificateIsReportedAsExpired) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->expired));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1", serving(certs_->expired));
   HttpClient client(io_, trusting_the_test_ca());
   auto result = get(client, server.url("/", "localhost"));
   expect_tls_failure(result, TlsFailure::certificate_expired);
@@ -124,7 +125,8 @@ TEST_F(HttpClientTlsTest, AnExpiredCertificateIsReportedAsExpired) {
 }
 
 TEST_F(HttpClientTlsTest, AServerOfferingOnlyTls11IsAProtocolVersionFailure) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->server, true));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1",
+                        serving(certs_->server, true));
   HttpClient client(io_, trusting_the_test_ca());
   expect_tls_failure(get(client, server.url("/", "localhost")), TlsFailure::protocol_version);
 }
@@ -142,7 +144,7 @@ TEST_F(HttpClientTlsTest, AnHttpsUrlToAPlainServerFailsInsteadOfFallingBack) {
 }
 
 TEST_F(HttpClientTlsTest, ACaFileThatCannotBeReadFailsEveryHttpsExchange) {
-  TestHttpServer server(io_, answer_hello, "127.0.0.1", serving(certs_->server));
+  TestHttpServer server(io_, http_client_tls_answer_hello, "127.0.0.1", serving(certs_->server));
   HttpClientOptions options;
   options.ca_file = (*dir_ / "missing.pem").string();
   HttpClient client(io_, options);
