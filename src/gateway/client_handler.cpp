@@ -7,6 +7,7 @@
 #include "core/json.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/meta/meta_tools.hpp"
+#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 #include "mcp/tool_result.hpp"
 
@@ -39,8 +40,20 @@ class Gateway::ClientHandler : public mcp::Handler {
 
   asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
     const std::string& method = request.message().method();
+    // Both eras on one endpoint: a request with the 2026-07-28 _meta is served on its own
+    // (its _meta checked first); anything else in the revision initialize chose.
+    mcp::RequestEra era = mcp::classify(request.message());
+    if (era.refusal) {
+      request.respond_error_raw(mcp::refusal_error(*era.refusal));
+      co_return;
+    }
+    if (era.stateless) request.add_result_members(mcp::stateless_result_members(method));
     if (method == "initialize") {
       initialize(request);
+      co_return;
+    }
+    if (method == "server/discover") {
+      discover(request);
       co_return;
     }
     // A tools/call's name is read once, here: the gate and the dispatch both need it.
@@ -101,14 +114,36 @@ class Gateway::ClientHandler : public mcp::Handler {
                             {"logging", bj::object()},
                             {"completions", bj::object()}};
     result["capabilities"] = std::move(capabilities);
-    result["serverInfo"] = bj::object{{"name", "sluice"},
-                                      {"title", "sluice MCP gateway"},
-                                      {"version", gateway_.options().version}};
-    result["instructions"] =
-        "sluice fronts several MCP servers. Find tools with gateway.catalog_search, read one "
-        "with gateway.describe, call it with gateway.invoke.";
+    result["serverInfo"] = server_info();
+    result["instructions"] = kInstructions;
     request.respond_result(bj::serialize(result));
   }
+
+  // server/discover (2026-07-28): the revisions sluice speaks and what it serves statelessly.
+  // List-change notifications and resource subscriptions reach a stateful client only
+  // (subscriptions/listen is not served), so they are not offered here.
+  void discover(mcp::IncomingRequest& request) {
+    bj::array versions;
+    for (auto v : mcp::kSupportedVersions) versions.emplace_back(v);
+    versions.emplace_back(mcp::kStatelessVersion);
+    bj::object result{{"supportedVersions", std::move(versions)},
+                      {"capabilities", bj::object{{"tools", bj::object()},
+                                                  {"prompts", bj::object()},
+                                                  {"resources", bj::object()},
+                                                  {"completions", bj::object()}}},
+                      {"instructions", kInstructions},
+                      {"_meta", bj::object{{mcp::meta_key::kServerInfo, server_info()}}}};
+    request.respond_result(bj::serialize(result));
+  }
+
+  bj::object server_info() const {
+    return bj::object{{"name", "sluice"},
+                      {"title", "sluice MCP gateway"},
+                      {"version", gateway_.options().version}};
+  }
+  static constexpr std::string_view kInstructions =
+      "sluice fronts several MCP servers. Find tools with gateway.catalog_search, read one "
+      "with gateway.describe, call it with gateway.invoke.";
 
   // The meta-tool row a tools/call names, when meta-tools are exposed.
   const meta::MetaTool* meta_tool(std::string_view tool_name) const {

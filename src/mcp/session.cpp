@@ -32,10 +32,21 @@ IncomingRequest::IncomingRequest(std::shared_ptr<Session> session, rpc::Message 
 void IncomingRequest::respond_result(std::string_view result_json) {
   if (answered_ || cancelled()) return;
   answered_ = true;
+  if (!result_members_.empty()) {
+    session_->send_response(
+        rpc::make_result(message_.id(), with_members(result_json, result_members_)), message_.id());
+    return;
+  }
   session_->send_response(rpc::make_result(message_.id(), result_json), message_.id());
 }
 
 void IncomingRequest::respond_error(int code, std::string_view message) {
+  if (stateless()) {
+    // In the stateless revision's terms (see stateless_error), as a relayed error is.
+    respond_error_raw(R"({"code":)" + std::to_string(code) + R"(,"message":)" + cj::quote(message) +
+                      "}");
+    return;
+  }
   if (answered_ || cancelled()) return;
   answered_ = true;
   session_->send_response(rpc::make_error(message_.id(), code, message), message_.id());
@@ -47,7 +58,11 @@ void IncomingRequest::respond_error_raw(std::string_view error_json) {
   std::string frame = R"({"jsonrpc":"2.0","id":)";
   frame += message_.id();
   frame += R"(,"error":)";
-  frame += error_json;
+  if (stateless()) {
+    frame += stateless_error(message_, error_json);
+  } else {
+    frame += error_json;
+  }
   frame += '}';
   session_->send_response(std::move(frame), message_.id());
 }
@@ -137,7 +152,9 @@ void Session::on_message(rpc::Message message) {
     if (handler_) handler_->on_notification(message);
     return;
   }
-  if (message.method() == "ping") {
+  // ping is answered here, except in a stateless request: the 2026-07-28 revision removed
+  // it, and the handler refuses it as the revision says.
+  if (message.method() == "ping" && !classify(message).stateless) {
     send_response(rpc::make_result(message.id(), "{}"), message.id());
     return;
   }

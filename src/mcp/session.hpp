@@ -14,6 +14,7 @@
 #include "core/clock.hpp"
 #include "core/json.hpp"
 #include "core/limits.hpp"
+#include "mcp/era.hpp"
 #include "rpc/message.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -126,12 +127,19 @@ class IncomingRequest {
   void respond_error(int code, std::string_view message);
   // An error object passed through as sent (a relayed answer).
   void respond_error_raw(std::string_view error_json);
+  // A stateless (2026-07-28) request: its result, whoever answers it, gets these members
+  // where it lacks them (mcp::with_members).
+  void add_result_members(std::vector<ResultMember> members) {
+    result_members_ = std::move(members);
+  }
+  bool stateless() const { return !result_members_.empty(); }
 
  private:
   std::shared_ptr<Session> session_;
   rpc::Message message_;
   core::CancelSignal cancel_;
   bool answered_ = false;
+  std::vector<ResultMember> result_members_;
 };
 
 class Handler {

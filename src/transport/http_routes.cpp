@@ -4,6 +4,7 @@
 #include "transport/http_server_impl.hpp"
 
 #include "core/json.hpp"
+#include "core/spawn.hpp"
 #include "mcp/protocol.hpp"
 #include "rpc/message.hpp"
 
@@ -73,6 +74,14 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
   std::string_view target = req.target();
   if (auto answer = plain_answer(req, target.substr(0, target.find('?')))) {
     co_return co_await write_reply(*conn, req, std::move(*answer));
+  }
+  // POST checks the MCP-Protocol-Version header with its message (a 2026-07-28 request
+  // answers an unknown one with its own error); the other methods here.
+  if (std::string_view v = req["MCP-Protocol-Version"];
+      req.method() != http::verb::post && !v.empty() && !mcp::is_supported_version(v)) {
+    co_return co_await write_reply(*conn, req,
+                                   error_reply(http::status::bad_request, -32000,
+                                               "Bad Request: unsupported MCP-Protocol-Version"));
   }
   switch (req.method()) {
     case http::verb::post:
@@ -152,11 +161,6 @@ std::optional<Reply> HttpServerImpl::plain_answer(const Request& req, std::strin
   if (path != "/mcp") {
     return error_reply(http::status::not_found, -32000, "Not found: the MCP endpoint is /mcp");
   }
-  if (std::string_view v = req["MCP-Protocol-Version"];
-      !v.empty() && !mcp::is_supported_version(v)) {
-    return error_reply(http::status::bad_request, -32000,
-                       "Bad Request: unsupported MCP-Protocol-Version");
-  }
   return std::nullopt;
 }
 
@@ -165,6 +169,25 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
   bool wants_sse = false;
   std::optional<rpc::Message> message = read_post(req, wants_sse, reply);
   if (!message) co_return co_await write_reply(*conn, req, std::move(reply));
+  std::string_view header_version = req["MCP-Protocol-Version"];
+  if (message->is_request()) {
+    // Stateless (2026-07-28): the message's _meta says so, or a request outside a session
+    // names no stateful revision in its header.
+    const bool outside_session = req["Mcp-Session-Id"].empty() && message->method() != "initialize";
+    const bool stateful_header = mcp::is_supported_version(header_version);
+    const bool stateless = outside_session && !header_version.empty() && !stateful_header;
+    std::optional<std::string_view> header;
+    if (!header_version.empty() || stateless) header = header_version;
+    mcp::RequestEra era = mcp::classify(*message, stateless, header);
+    if (era.stateless) {
+      co_return co_await handle_stateless(conn, req, std::move(*message), era, wants_sse);
+    }
+  }
+  if (!header_version.empty() && !mcp::is_supported_version(header_version)) {
+    reply = error_reply(http::status::bad_request, -32000,
+                        "Bad Request: unsupported MCP-Protocol-Version");
+    co_return co_await write_reply(*conn, req, std::move(reply));
+  }
   Headers headers;
   std::shared_ptr<HttpSession> session = post_session(req, *message, headers, reply);
   if (!session) co_return co_await write_reply(*conn, req, std::move(reply));
@@ -181,7 +204,6 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
                                  "Invalid request: this id is already in use");
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
-  std::string_view header_version = req["MCP-Protocol-Version"];
   const std::string_view version =
       header_version.empty() ? std::string_view(session->protocol_version) : header_version;
   const bool prime = wants_sse && version >= "2025-11-25";
@@ -256,12 +278,20 @@ asio::awaitable<bool> HttpServerImpl::answer_json(std::shared_ptr<Connection> co
                                                   std::shared_ptr<SseStream> stream,
                                                   Headers headers) {
   stream->attach(conn.get(), &conn->wake);
-  while (!stream->finished) {
+  if (conn->cancel_on_close) {
+    conn->watched = true;
+    core::spawn(io_, watch_peer(conn), "a stateless answer's peer watch", [conn] {
+      conn->peer_gone = true;
+      conn->wake.cancel();
+    });
+  }
+  while (!stream->finished && !conn->peer_gone) {
     boost::system::error_code ec;
     conn->wake.expires_after(kUntilWoken);
     co_await conn->wake.async_wait(asio::redirect_error(kAwait, ec));
   }
   stream->detach(conn.get());
+  if (conn->peer_gone) co_return false;  // the client left: nobody to answer
   Reply reply;
   if (stream->unanswered) {
     // Cancelled by the client: no response is sent for it (invariant C4), the POST is just
@@ -273,7 +303,8 @@ asio::awaitable<bool> HttpServerImpl::answer_json(std::shared_ptr<Connection> co
     reply.body = std::move(stream->json_body);
     reply.headers = std::move(headers);
   }
-  co_return co_await write_reply(*conn, req, std::move(reply));
+  const bool keep = co_await write_reply(*conn, req, std::move(reply));
+  co_return keep && !conn->watched;  // a watched connection has a read pending: it closes
 }
 
 asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> conn, Request& req) {

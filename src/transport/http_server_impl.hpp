@@ -10,6 +10,7 @@
 // coroutine holds a shared_ptr to the server.
 #include "core/clock.hpp"
 #include "core/limits.hpp"
+#include "mcp/era.hpp"
 #include "rpc/message.hpp"
 #include "transport/http_framing.hpp"
 #include "transport/http_guard.hpp"
@@ -49,7 +50,10 @@ struct Connection {
   core::Timer wake;  // cancelled to wake the SSE writer (or a JSON-mode POST waiting)
   std::string address;
   bool peer_gone = false;
-  bool watched = false;     // a watch_peer read is pending (a GET stream): no other read
+  bool watched = false;  // a watch_peer read is pending (a GET stream): no other read
+  // The request being answered is cancelled when the peer closes (a 2026-07-28 request): its
+  // answer watches the peer, and the connection closes after it.
+  bool cancel_on_close = false;
   bool incomplete = false;  // counted in IncompleteConnections (no complete request yet)
 };
 
@@ -110,9 +114,17 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // Admission by the head: shutting down (503), Host and Origin (403), the rate (429).
   std::optional<Reply> admission_refusal(const Connection& conn, const Request& req);
   // The answer of everything but a method on /mcp: /health, the bearer token (401),
-  // /metrics, an unknown path (404), an unsupported MCP-Protocol-Version (400).
+  // /metrics, an unknown path (404). (The MCP-Protocol-Version header is checked with the
+  // message: handle_post.)
   std::optional<Reply> plain_answer(const Request& req, std::string_view path);
   Task<bool> handle_post(std::shared_ptr<Connection> conn, Request& req);
+  // http_stateless.cpp: a request of the 2026-07-28 era, served without a session.
+  Task<bool> handle_stateless(std::shared_ptr<Connection> conn, Request& req, rpc::Message message,
+                              const mcp::RequestEra& era, bool wants_sse);
+  // Its headers against its body (the version header is classify's): Mcp-Method, and
+  // Mcp-Name (Base64 form included) for tools/call, prompts/get and resources/read (-32020).
+  static std::optional<mcp::EraRefusal> stateless_header_problem(const Request& req,
+                                                                 const rpc::Message& message);
   // The POSTed message, or nullopt with the refusal of its media types or its body.
   std::optional<rpc::Message> read_post(Request& req, bool& wants_sse, Reply& refusal) const;
   // The session a POST belongs to: a new one for initialize (then `headers` gets its id).

@@ -69,7 +69,8 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
   // standalone stream or a resumption) lives until the session ends, so the peer is
   // watched and the connection closed at the end.
   const bool long_lived = req.method() == http::verb::get;
-  const bool keep = http11 && !long_lived && req.keep_alive() && !stopping_;
+  const bool watch = long_lived || conn->cancel_on_close;
+  const bool keep = http11 && !watch && req.keep_alive() && !stopping_;
   // The head is written with the first events: a fast call's whole answer (head, priming
   // event, response, last chunk) leaves in one write. A slow call's head and priming event
   // go out after the first-event wait, so the client can resume from then on.
@@ -77,7 +78,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
   ++counters_.by_status[200];
   // Another connection resuming this stream takes it over; the old one ends.
   stream->attach(conn.get(), &conn->wake);
-  if (long_lived) {
+  if (watch) {
     conn->watched = true;
     core::spawn(io_, watch_peer(conn), "an SSE stream's peer watch", [conn] {
       conn->peer_gone = true;

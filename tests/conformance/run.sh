@@ -15,6 +15,8 @@
 #   http-alpha  0.2.0-alpha.12 (pinned in alpha/) with --requirements 2025-11-25 against the HTTP
 #               front end; baseline-http-alpha.yml (entries may be `- scenario:check-id`).
 #                                                                      ctest: conformance_http_alpha
+#   http-2026   0.2.0-alpha.12 with --requirements 2026-07-28 (the stateless era) against the
+#               HTTP front end; baseline-http-2026.yml.                ctest: conformance_http_2026
 #   client      0.2.0-alpha.12's CLIENT scenarios with --requirements 2025-11-25, sluice the client
 #               under test: each scenario's server on 127.0.0.1, client/adapter.mjs points a sluice
 #               config at its URL and drives sluice's stdio front end; baseline-client.yml, and
@@ -27,8 +29,8 @@ if [[ $# -eq 3 ]]; then
   mode="$1"
   shift
 fi
-if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|http|http-alpha|client)$ ]]; then
-  echo "usage: $0 [stdio|stdio-alpha|http|http-alpha|client] SLUICE_BINARY CONFORMANCE_SERVER" >&2
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|http|http-alpha|http-2026|client)$ ]]; then
+  echo "usage: $0 [stdio|stdio-alpha|http|http-alpha|http-2026|client] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
 fi
 sluice="$(realpath -- "$1")"
@@ -38,7 +40,7 @@ here="$(pwd)"
 
 # The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
 pkg="$here"
-[[ "$mode" == *-alpha || "$mode" == client ]] && pkg="$here/alpha"
+[[ "$mode" == *-alpha || "$mode" == http-2026 || "$mode" == client ]] && pkg="$here/alpha"
 
 # npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
 # never writes it), so conformance tests started in parallel (ctest -j) don't install over each
@@ -207,6 +209,9 @@ done
 if [[ "$mode" == http ]]; then
   baseline="$here/baseline-http.yml"
   suite_args=()
+elif [[ "$mode" == http-2026 ]]; then
+  baseline="$here/baseline-http-2026.yml"
+  suite_args=(--requirements 2026-07-28)
 else
   baseline="$here/baseline-http-alpha.yml"
   suite_args=(--requirements 2025-11-25)

@@ -1,0 +1,184 @@
+#include "mcp/era.hpp"
+
+#include "core/json.hpp"
+#include "mcp/protocol.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <array>
+
+namespace sluice::mcp {
+namespace bj = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
+                                                        "error", "critical", "alert",  "emergency"};
+
+EraRefusal invalid_meta(std::string_view what) {
+  return EraRefusal{
+      rpc::code::kInvalidParams, "Invalid params: _meta " + std::string(what), {}, 400};
+}
+
+std::string supported_versions_json() {
+  std::string out = "[";
+  for (auto v : kSupportedVersions) {
+    out += core::json::quote(v);
+    out += ',';
+  }
+  out += core::json::quote(kStatelessVersion);
+  out += ']';
+  return out;
+}
+
+}  // namespace
+
+bool served_statelessly(std::string_view method) {
+  static constexpr std::array<std::string_view, 9> kServed = {
+      "server/discover",    "tools/list",     "tools/call",     "prompts/list",
+      "prompts/get",        "resources/list", "resources/read", "resources/templates/list",
+      "completion/complete"};
+  for (auto m : kServed) {
+    if (m == method) return true;
+  }
+  return false;
+}
+
+RequestEra classify(const rpc::Message& request, bool stateless,
+                    std::optional<std::string_view> header_version) {
+  RequestEra era;
+  const bj::object* params = request.params_object();
+  const bj::value* meta = params ? params->if_contains("_meta") : nullptr;
+  const bj::object* fields = meta ? meta->if_object() : nullptr;
+  const bj::value* version = fields ? fields->if_contains(meta_key::kProtocolVersion) : nullptr;
+  if (version && version->is_string() && is_supported_version(version->get_string())) {
+    return era;  // a stateful revision named in _meta: the stateful era's rules apply
+  }
+  if (!version && !stateless) return era;
+  era.stateless = true;
+  if (!fields) {
+    era.refusal = invalid_meta("is required");
+    return era;
+  }
+  if (!version || !version->is_string()) {
+    era.refusal = invalid_meta("io.modelcontextprotocol/protocolVersion must be a string");
+    return era;
+  }
+  era.version = std::string(version->get_string());
+  if (header_version && *header_version != era.version) {
+    era.refusal = EraRefusal{era_code::kHeaderMismatch,
+                             "Header mismatch: MCP-Protocol-Version differs from the _meta version",
+                             {},
+                             400};
+    return era;
+  }
+  if (era.version != kStatelessVersion) {
+    era.refusal = EraRefusal{era_code::kUnsupportedProtocolVersion, "Unsupported protocol version",
+                             R"({"supported":)" + supported_versions_json() + R"(,"requested":)" +
+                                 core::json::quote(era.version) + "}",
+                             400};
+    return era;
+  }
+  const bj::value* caps = fields->if_contains(meta_key::kClientCapabilities);
+  if (!caps || !caps->is_object()) {
+    era.refusal = invalid_meta("io.modelcontextprotocol/clientCapabilities must be an object");
+    return era;
+  }
+  if (const bj::value* info = fields->if_contains(meta_key::kClientInfo);
+      info && !info->is_object()) {
+    era.refusal = invalid_meta("io.modelcontextprotocol/clientInfo must be an object");
+    return era;
+  }
+  if (const bj::value* level = fields->if_contains(meta_key::kLogLevel)) {
+    bool known = false;
+    if (level->is_string()) {
+      for (auto l : kLogLevels) known = known || level->get_string() == l;
+    }
+    if (!known) {
+      era.refusal = invalid_meta("io.modelcontextprotocol/logLevel is not a log level");
+      return era;
+    }
+    era.log_level = std::string(level->get_string());
+  }
+  if (!served_statelessly(request.method())) {
+    era.refusal = EraRefusal{rpc::code::kMethodNotFound, "Method not found", {}, 404};
+  }
+  return era;
+}
+
+std::string refusal_error(const EraRefusal& refusal) {
+  std::string error = R"({"code":)";
+  error += std::to_string(refusal.code);
+  error += R"(,"message":)";
+  error += core::json::quote(refusal.message);
+  if (!refusal.data_json.empty()) {
+    error += R"(,"data":)";
+    error += refusal.data_json;
+  }
+  error += '}';
+  return error;
+}
+
+std::string refusal_frame(std::string_view id_json, const EraRefusal& refusal) {
+  std::string frame = R"({"jsonrpc":"2.0","id":)";
+  frame += id_json.empty() ? std::string_view("null") : id_json;
+  frame += R"(,"error":)";
+  frame += refusal_error(refusal);
+  frame += '}';
+  return frame;
+}
+
+std::string with_members(std::string_view result_json, const std::vector<ResultMember>& members) {
+  std::string_view body = core::json::trim(result_json);
+  if (body.size() < 2 || body.front() != '{') return std::string(result_json);
+  std::string out = "{";
+  for (const auto& m : members) {
+    if (core::json::member_span(body, m.key)) continue;
+    if (out.size() > 1) out += ',';
+    out += core::json::quote(m.key);
+    out += ':';
+    out += m.value_json;
+  }
+  std::string_view rest = core::json::trim(body.substr(1));
+  if (out.size() > 1 && rest.front() != '}') out += ',';
+  out += rest;
+  return out;
+}
+
+std::vector<ResultMember> stateless_result_members(std::string_view method) {
+  std::vector<ResultMember> members{{"resultType", R"("complete")"}};
+  if (method == "tools/list" || method == "prompts/list" || method == "resources/list" ||
+      method == "resources/templates/list" || method == "server/discover") {
+    members.push_back({"ttlMs", "0"});
+    members.push_back({"cacheScope", R"("public")"});
+  } else if (method == "resources/read") {
+    members.push_back({"ttlMs", "0"});
+    members.push_back({"cacheScope", R"("private")"});
+  }
+  return members;
+}
+
+std::string stateless_error(const rpc::Message& request, std::string_view error_json) {
+  constexpr std::int64_t kRetiredResourceNotFound = -32002;
+  if (request.method() != "resources/read") return std::string(error_json);
+  boost::system::error_code ec;
+  bj::value error = bj::parse(error_json, ec);
+  bj::object* fields = ec ? nullptr : error.if_object();
+  const bj::value* code = fields ? fields->if_contains("code") : nullptr;
+  if (!code || !code->is_int64() || code->get_int64() != kRetiredResourceNotFound) {
+    return std::string(error_json);
+  }
+  (*fields)["code"] = rpc::code::kInvalidParams;
+  bj::value& data = (*fields)["data"];
+  if (!data.is_object()) data = bj::object();
+  if (!data.as_object().contains("uri")) {
+    const bj::object* params = request.params_object();
+    const bj::value* uri = params ? params->if_contains("uri") : nullptr;
+    if (uri) data.as_object()["uri"] = *uri;
+  }
+  return bj::serialize(error);
+}
+
+}  // namespace sluice::mcp

@@ -1,0 +1,99 @@
+#pragma once
+// The two protocol eras a client of sluice may speak, on one endpoint (the specification's
+// versioning page: a dual-era server).
+//  - 2024-11-05 .. 2025-11-25, the stateful era: `initialize` selects it for the stdio process
+//    or the HTTP session, and every request after it is read in that revision.
+//  - 2026-07-28, the stateless era: no initialize and no session; each request says who it is
+//    in `params._meta` (io.modelcontextprotocol/protocolVersion, clientCapabilities, and
+//    optionally clientInfo and logLevel) and is served on its own.
+// classify() tells which era a request is in and, for a stateless one, whether its `_meta`
+// holds: the refusals carry the revision's error codes and the HTTP status they go with.
+// Pure functions; any thread.
+#include "rpc/message.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sluice::mcp {
+
+inline constexpr std::string_view kStatelessVersion = "2026-07-28";
+
+namespace meta_key {
+inline constexpr std::string_view kProtocolVersion = "io.modelcontextprotocol/protocolVersion";
+inline constexpr std::string_view kClientCapabilities =
+    "io.modelcontextprotocol/clientCapabilities";
+inline constexpr std::string_view kClientInfo = "io.modelcontextprotocol/clientInfo";
+inline constexpr std::string_view kLogLevel = "io.modelcontextprotocol/logLevel";
+inline constexpr std::string_view kServerInfo = "io.modelcontextprotocol/serverInfo";
+}  // namespace meta_key
+
+// The 2026-07-28 error codes (the range -32020..-32099 is the specification's).
+namespace era_code {
+inline constexpr int kHeaderMismatch = -32020;
+inline constexpr int kMissingRequiredClientCapability = -32021;
+inline constexpr int kUnsupportedProtocolVersion = -32022;
+}  // namespace era_code
+
+// A stateless request refused before it is served: the JSON-RPC error (with `data` when the
+// revision defines one, as raw JSON) and the HTTP status it is answered with over HTTP.
+struct EraRefusal {
+  int code = 0;
+  std::string message;
+  std::string data_json;  // empty: no data member
+  unsigned http_status = 400;
+};
+
+struct RequestEra {
+  bool stateless = false;  // the request carries the 2026 protocolVersion in _meta
+  std::string version;     // the _meta protocolVersion as sent (stateless requests)
+  std::string log_level;   // the _meta logLevel, when set
+  std::optional<EraRefusal> refusal;
+};
+
+// The era of a client request (params already parsed strictly, rpc::Strictness::client).
+// A request without `_meta` protocolVersion is of the stateful era and is never refused
+// here, unless `stateless` says the transport already knows it is of the 2026 era (an HTTP
+// request without a session naming no stateful revision in its header). `header_version`:
+// the HTTP MCP-Protocol-Version header, which must equal the _meta version (-32020).
+// The checks run in the revision's order: _meta and its protocolVersion present (-32602),
+// the header equal to it (-32020), the version supported (-32022), clientCapabilities and
+// the optional clientInfo and logLevel well formed (-32602), the method served (-32601).
+RequestEra classify(const rpc::Message& request, bool stateless = false,
+                    std::optional<std::string_view> header_version = std::nullopt);
+
+// Whether sluice serves a method to stateless (2026-07-28) requests: discovery, the lists,
+// tools/call, prompts/get, resources/read and completion. Any other method, among them the
+// ones the revision removed (initialize, ping, logging/setLevel, resources/subscribe), gets
+// -32601, and HTTP 404.
+bool served_statelessly(std::string_view method);
+
+// The JSON-RPC error object of a refusal, and its whole frame for the request id `id_json`.
+std::string refusal_error(const EraRefusal& refusal);
+std::string refusal_frame(std::string_view id_json, const EraRefusal& refusal);
+
+// A member spliced into a result: its key and its raw JSON value.
+struct ResultMember {
+  std::string key;
+  std::string value_json;
+};
+
+// `result_json` (an object) with each of `members` that it does not already have added in
+// front; any other text is returned as it is. Every 2026-07-28 result says which kind it is
+// ("resultType":"complete"), and lists and reads carry their caching hints (ttlMs,
+// cacheScope); a downstream that already set one keeps its own.
+std::string with_members(std::string_view result_json, const std::vector<ResultMember>& members);
+
+// What a stateless request's result gets: resultType, and for the lists and resources/read
+// the caching hints (ttlMs 0: sluice's lists follow its servers, which may change at any
+// time; cacheScope public for lists, which are the same for every caller, and private for a
+// read, whose content is the server's and may be the caller's own).
+std::vector<ResultMember> stateless_result_members(std::string_view method);
+
+// An error relayed from a downstream to a stateless request, in this revision's terms: a
+// resource not found (-32002 in 2025-11-25, retired) becomes -32602 with `data.uri` (the
+// requested uri when the downstream did not say). Any other error is returned as it is.
+std::string stateless_error(const rpc::Message& request, std::string_view error_json);
+
+}  // namespace sluice::mcp
