@@ -4,7 +4,6 @@
 #include "transport/http_server_impl.hpp"
 
 #include "core/json.hpp"
-#include "core/spawn.hpp"
 #include "mcp/protocol.hpp"
 #include "rpc/message.hpp"
 
@@ -258,14 +257,7 @@ std::shared_ptr<HttpSession> HttpServerImpl::post_session(const Request& req,
   }
   SessionTable::Opened opened = sessions_.open();
   if (!opened.session) {
-    if (opened.at_capacity) {
-      refusal = error_reply(http::status::service_unavailable, -32000,
-                            "Service Unavailable: too many sessions; retry later");
-      refusal.headers.emplace_back("Retry-After", "5");
-    } else {
-      refusal = error_reply(http::status::service_unavailable, -32000,
-                            "Service Unavailable: cannot create a session");
-    }
+    refusal = session_refusal(opened);
     return nullptr;
   }
   opened.session->protocol_version = std::string(mcp::negotiate_initialize(message.params()));
@@ -273,18 +265,23 @@ std::shared_ptr<HttpSession> HttpServerImpl::post_session(const Request& req,
   return std::move(opened.session);
 }
 
+Reply HttpServerImpl::session_refusal(const SessionTable::Opened& opened) {
+  if (!opened.at_capacity) {
+    return error_reply(http::status::service_unavailable, -32000,
+                       "Service Unavailable: cannot create a session");
+  }
+  Reply refusal = error_reply(http::status::service_unavailable, -32000,
+                              "Service Unavailable: too many sessions; retry later");
+  refusal.headers.emplace_back("Retry-After", "5");
+  return refusal;
+}
+
 asio::awaitable<bool> HttpServerImpl::answer_json(std::shared_ptr<Connection> conn,
                                                   const Request& req,
                                                   std::shared_ptr<SseStream> stream,
                                                   Headers headers) {
   stream->attach(conn.get(), &conn->wake);
-  if (conn->cancel_on_close) {
-    conn->watched = true;
-    core::spawn(io_, watch_peer(conn), "a stateless answer's peer watch", [conn] {
-      conn->peer_gone = true;
-      conn->wake.cancel();
-    });
-  }
+  if (conn->cancel_on_close) start_watching(conn);
   while (!stream->finished && !conn->peer_gone) {
     boost::system::error_code ec;
     conn->wake.expires_after(kUntilWoken);

@@ -148,6 +148,11 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
                      bool prime, Headers headers);
   // A long-lived stream's connection: notices the peer closing it.
   Task<void> watch_peer(std::shared_ptr<Connection> conn);
+  // Starts watch_peer on `conn` (marked watched: no other read until it closes); the peer
+  // closing sets peer_gone and wakes the connection's writer.
+  void start_watching(const std::shared_ptr<Connection>& conn);
+  // The 503 for a session the table would not open (at the cap: with Retry-After).
+  static Reply session_refusal(const SessionTable::Opened& opened);
 
   boost::asio::io_context& io_;
   HttpOptions options_;

@@ -60,6 +60,14 @@ asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> con
   conn->wake.cancel();
 }
 
+void HttpServerImpl::start_watching(const std::shared_ptr<Connection>& conn) {
+  conn->watched = true;
+  core::spawn(io_, watch_peer(conn), "a connection's peer watch", [conn] {
+    conn->peer_gone = true;
+    conn->wake.cancel();
+  });
+}
+
 asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, const Request& req,
                                               std::shared_ptr<HttpSession> session,
                                               std::shared_ptr<SseStream> stream, bool prime,
@@ -78,13 +86,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
   ++counters_.by_status[200];
   // Another connection resuming this stream takes it over; the old one ends.
   stream->attach(conn.get(), &conn->wake);
-  if (watch) {
-    conn->watched = true;
-    core::spawn(io_, watch_peer(conn), "an SSE stream's peer watch", [conn] {
-      conn->peer_gone = true;
-      conn->wake.cancel();
-    });
-  }
+  if (watch) start_watching(conn);
   // The priming event goes with the head: with the first events, or alone once the first-event
   // wait has passed.
   std::string priming;

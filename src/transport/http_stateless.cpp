@@ -90,12 +90,7 @@ asio::awaitable<bool> HttpServerImpl::handle_stateless(std::shared_ptr<Connectio
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
   SessionTable::Opened opened = sessions_.open();
-  if (!opened.session) {
-    Reply reply = error_reply(http::status::service_unavailable, -32000,
-                              "Service Unavailable: too many requests in flight; retry later");
-    reply.headers.emplace_back("Retry-After", "5");
-    co_return co_await write_reply(*conn, req, std::move(reply));
-  }
+  if (!opened.session) co_return co_await write_reply(*conn, req, session_refusal(opened));
   std::shared_ptr<HttpSession> session = std::move(opened.session);
   session->protocol_version = era.version;
   session->touch();
