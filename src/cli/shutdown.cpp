@@ -68,6 +68,8 @@ void OrderlyShutdown::stop(std::string_view why) {
 
 asio::awaitable<void> OrderlyShutdown::run() {
   close_clients_();
+  // Requests waiting for a client's input: no client can come back to answer them now.
+  gw_.bridge().end_all();
   co_await gw_.drain(drain_bound_);
   co_await gw_.shutdown();
   process::kill_adopted_orphans({});

@@ -29,8 +29,11 @@ bool routed_to_a_downstream(std::string_view method) {
 
 class Gateway::ClientHandler : public mcp::Handler {
  public:
-  ClientHandler(Gateway& gateway, std::weak_ptr<mcp::Session> session)
+  // `bridged`: the handler of an exchange's own session (bridge/input_bridge.hpp), which
+  // serves the bridged request itself.
+  ClientHandler(Gateway& gateway, std::weak_ptr<mcp::Session> session, bool bridged)
       : gateway_(gateway),
+        bridged_(bridged),
         client_budget_(gateway.io(), gateway.policy().client_cap, gateway.policy().queue_size),
         caller_{std::move(session), client_budget_, {}} {
     // The client as audit and list_pending name it: the session's transport label.
@@ -54,6 +57,13 @@ class Gateway::ClientHandler : public mcp::Handler {
     }
     if (method == "server/discover") {
       discover(request);
+      co_return;
+    }
+    // A stateless tools/call, prompts/get or resources/read may need the client's input on
+    // the way (a 2025 downstream's sampling, elicitation or roots request): the era bridge
+    // serves it.
+    if (era.stateless && !bridged_ && InputBridge::bridges(method)) {
+      co_await gateway_.bridge().serve(request, era, gateway_.policy().call_timeout);
       co_return;
     }
     // A tools/call's name is read once, here: the gate and the dispatch both need it.
@@ -249,12 +259,18 @@ class Gateway::ClientHandler : public mcp::Handler {
   }
 
   Gateway& gateway_;
+  const bool bridged_;
   Budget client_budget_;  // invariant A1: the per-client-session cap
   meta::Caller caller_;
 };
 std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::Session> client) {
   clients_.add(client);
-  return std::make_unique<ClientHandler>(*this, std::move(client));
+  return std::make_unique<ClientHandler>(*this, std::move(client), false);
+}
+
+std::unique_ptr<mcp::Handler> Gateway::make_bridge_handler(std::shared_ptr<mcp::Session> session) {
+  // Not a client of its own: lists changes and subscriptions reach the front sessions.
+  return std::make_unique<ClientHandler>(*this, std::move(session), true);
 }
 
 }  // namespace sluice::gateway

@@ -97,6 +97,7 @@ asio::awaitable<void> Gateway::start_all() {
 
 asio::awaitable<void> Gateway::shutdown() {
   reload_.stop();
+  bridge_.end_all();
   co_await fleet_.shutdown();
 }
 

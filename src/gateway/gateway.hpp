@@ -10,6 +10,8 @@
 //   to its end, progress routes, gateway.cancel and list_pending;
 // - ClientRelay (aggregate/client_relay.hpp): client sessions, subscriptions, and what
 //   downstreams send to clients;
+// - InputBridge (bridge/input_bridge.hpp): 2026-07-28 requests whose 2025 downstream asks
+//   the client for input, answered with input_required and resumed by the retry;
 // - AggregateRouter (aggregate/router.hpp): `server__name` names, lists and routes (every
 //   tool with `--expose all`; prompts and resources in both modes);
 // - Governance (governance.hpp): governed restarts, refresh, force, the stale binary;
@@ -29,6 +31,7 @@
 #include "gateway/aggregate/client_relay.hpp"
 #include "gateway/aggregate/router.hpp"
 #include "gateway/audit.hpp"
+#include "gateway/bridge/input_bridge.hpp"
 #include "gateway/calls/admission.hpp"
 #include "gateway/calls/ledger.hpp"
 #include "gateway/catalog/catalog.hpp"
@@ -194,6 +197,8 @@ class Gateway {
   Indexer& indexer() { return indexer_; }
   const SynonymLookup& synonyms() const { return synonyms_; }
   ClientRelay& clients() { return clients_; }
+  InputBridge& bridge() { return bridge_; }
+  const InputBridge& bridge() const { return bridge_; }
   AggregateRouter& aggregate() { return aggregate_; }
   const AggregateRouter& aggregate() const { return aggregate_; }
   Governance& governance() { return governance_; }
@@ -218,6 +223,8 @@ class Gateway {
 
  private:
   class ClientHandler;
+  // The handler of an exchange's bridge session (InputBridge).
+  std::unique_ptr<mcp::Handler> make_bridge_handler(std::shared_ptr<mcp::Session> session);
   static std::unique_ptr<store::AuditLog> open_audit_log(const GatewayOptions& options);
   // What server `server` reports, wired to the parts that handle it.
   DownstreamEvents events_for(const config::ServerConfig& server);
@@ -259,6 +266,8 @@ class Gateway {
   ConfigReload reload_{io_, fleet_, calls_, audit_, config_, reload_hooks()};
   Governance governance_{fleet_, calls_, catalog_, audit_, config_->policy, &reload_};
   AggregateRouter aggregate_{*this};
+  InputBridge bridge_{io_, options_.limits,
+                      [this](std::shared_ptr<mcp::Session> s) { return make_bridge_handler(s); }};
   ResultGuard results_{config_->policy, options_.limits.max_json_depth};
   std::string meta_tools_list_;  // built at construction (policy.*.metaTools applied)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;

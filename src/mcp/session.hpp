@@ -197,6 +197,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void finish_incoming(const rpc::Message& message);
 
   const std::string& label() const { return options_.label; }
+  // Who the peer is, as its transport names it (an HTTP client's address; the label when the
+  // transport says nothing): what a 2026-07-28 requestState is bound to.
+  const std::string& peer() const { return peer_.empty() ? options_.label : peer_; }
+  void set_peer(std::string peer) { peer_ = std::move(peer); }
+  // The client this session speaks for when several sessions are one client (the exchanges
+  // of one 2026-07-28 caller, which has no session of its own); empty: the session itself.
+  const std::string& client_key() const { return client_key_; }
+  void set_client_key(std::string key) { client_key_ = std::move(key); }
   // The peer's declared capabilities (the raw `capabilities` object of its initialize),
   // kept by the server role so that requests the peer cannot serve are not sent to it.
   void set_peer_capabilities(std::string json) { peer_capabilities_ = std::move(json); }
@@ -242,6 +250,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unordered_map<std::string, IncomingRequest*> incoming_;
   Counters counters_;
   std::string peer_capabilities_;
+  std::string peer_;
+  std::string client_key_;
   core::Timer deadline_timer_;
   // The expiry the deadline timer waits for; time_point::max() when it does not wait.
   core::Clock::time_point deadline_armed_ = core::Clock::time_point::max();

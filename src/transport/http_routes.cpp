@@ -297,6 +297,7 @@ asio::awaitable<bool> HttpServerImpl::answer_json(std::shared_ptr<Connection> co
   } else if (stream->json_body.empty()) {
     reply = error_reply(http::status::not_found, -32001, "Session not found (it ended)");
   } else {
+    if (stream->error_status) reply.status = static_cast<http::status>(stream->error_status);
     reply.body = std::move(stream->json_body);
     reply.headers = std::move(headers);
   }

@@ -1,5 +1,7 @@
 #include "transport/http_session.hpp"
 
+#include "core/json.hpp"
+#include "mcp/era.hpp"
 #include "rpc/message.hpp"
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include <cerrno>
 
 namespace sluice::transport {
+namespace cj = core::json;
 
 namespace {
 
@@ -118,6 +121,15 @@ void HttpSession::send_response(std::string frame, std::string_view request_id) 
   if (!s) {
     push(*standalone_, frame);
     return;
+  }
+  if (protocol_version == mcp::kStatelessVersion) {
+    auto error = cj::member_span(frame, "error");
+    auto code = error ? cj::member_span(*error, "code") : std::nullopt;
+    if (code && cj::trim(*code) ==
+                    std::to_string(mcp::era_code::kMissingRequiredClientCapability)) {
+      s->error_status = 400;
+      if (s->sse) s->json_body = frame;
+    }
   }
   if (s->sse) {
     push(*s, frame);

@@ -40,6 +40,10 @@ struct SseStream {
   bool finished = false;    // the response was routed (or the session ended)
   std::string json_body;    // JSON mode: the response
   bool unanswered = false;  // the request ended without a response (it was cancelled)
+  // A 2026-07-28 request answered with an error the revision sends with an HTTP status of
+  // its own (-32021: 400): that status, and the response in `json_body` too, so that an SSE
+  // answer that has sent nothing yet can be a plain JSON one instead. 0: none.
+  unsigned error_status = 0;
   std::deque<std::pair<std::uint64_t, std::string>> events;  // (seq, formatted event)
   std::size_t bytes = 0;
   std::uint64_t next_seq = 1;

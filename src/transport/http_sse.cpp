@@ -46,6 +46,14 @@ void take_new_events(SseStream& stream, std::string& body) {
   }
 }
 
+// A stream's answer as a plain JSON one, with the HTTP status its error has in its revision.
+Reply status_reply(SseStream& stream) {
+  Reply reply;
+  reply.status = static_cast<http::status>(stream.error_status);
+  reply.body = std::move(stream.json_body);
+  return reply;
+}
+
 }  // namespace
 
 asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> conn) {
@@ -83,7 +91,6 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
   // event, response, last chunk) leaves in one write. A slow call's head and priming event
   // go out after the first-event wait, so the client can resume from then on.
   std::string head = sse_head(http11, keep, headers);
-  ++counters_.by_status[200];
   // Another connection resuming this stream takes it over; the old one ends.
   stream->attach(conn.get(), &conn->wake);
   if (watch) start_watching(conn);
@@ -105,8 +112,14 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
     }
     take_new_events(*stream, body);
     done = stream->finished;
+    if (done && !head_sent && stream->error_status) {
+      // Nothing streamed yet and an answer with a status of its own: a plain JSON answer.
+      stream->detach(conn.get());
+      co_return co_await write_reply(*conn, req, status_reply(*stream)) && keep;
+    }
     const bool events_due = !body.empty() || done || (!head_sent && head_due);
     if (events_due) {
+      if (!head_sent) ++counters_.by_status[200];
       out = head_sent ? std::string() : std::move(head);
       if (!priming.empty()) {
         body.insert(0, priming);

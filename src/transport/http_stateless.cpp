@@ -93,6 +93,7 @@ asio::awaitable<bool> HttpServerImpl::handle_stateless(std::shared_ptr<Connectio
   if (!opened.session) co_return co_await write_reply(*conn, req, session_refusal(opened));
   std::shared_ptr<HttpSession> session = std::move(opened.session);
   session->protocol_version = era.version;
+  session->session()->set_peer(conn->address);
   session->touch();
   conn->cancel_on_close = true;
   std::shared_ptr<SseStream> stream = session->open_stream(*rpc::id_key(message.id()), wants_sse);

@@ -66,23 +66,64 @@ bool ClientRelay::subscribed(std::string_view server) const {
   });
 }
 
+bool ClientRelay::join(Route& route, std::shared_ptr<mcp::Session> client,
+                       const std::string& related, bool& related_found) {
+  // One client: the same session, or sessions that speak for the same client.
+  const bool same = !route.client || client == route.client ||
+                    (!client->client_key().empty() &&
+                     client->client_key() == route.client->client_key());
+  if (!same) {
+    route = Route{nullptr, {}, true};
+    return false;
+  }
+  // The newest running call's session carries it (else the newest pending one's).
+  if (!related_found && !related.empty()) {
+    route.client = std::move(client);
+    route.related = related;
+    related_found = true;
+  } else if (!route.client) {
+    route.client = std::move(client);
+  }
+  return true;
+}
+
 ClientRelay::Route ClientRelay::route_to(std::string_view server) const {
-  Route route;
-  bool related_found = false;
+  // Every call and forwarded request pending on `server`, newest first.
+  struct Pending {
+    std::shared_ptr<mcp::Session> client;
+    const std::string* related;  // empty when not running
+    core::Clock::time_point since;
+  };
+  static const std::string kNone;
+  std::vector<Pending> pending;
   const auto& records = calls_.records();
   for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    if (it->server != server) continue;
-    auto client = it->client_session.lock();
+    const CallRecord& record = *it;
+    if (record.server != server) continue;
+    auto client = record.client_session.lock();
     if (!client || client->closed()) continue;
-    if (route.client && client != route.client) return Route{nullptr, {}, true};
-    route.client = std::move(client);
-    if (!related_found && it->state == CallRecord::State::running) {
-      route.related = it->client_request_id;
-      related_found = true;
-    }
+    pending.push_back({std::move(client),
+                       record.state == CallRecord::State::running ? &record.client_request_id
+                                                                   : &kNone,
+                       record.started_at});
+  }
+  for (auto it = forwards_.rbegin(); it != forwards_.rend(); ++it) {
+    const ForwardEntry& forward = *it;
+    if (forward.server != server) continue;
+    auto client = forward.client.lock();
+    if (!client || client->closed()) continue;
+    pending.push_back({std::move(client), &forward.related, forward.since});
+  }
+  // Stable: among equal times, the order above (newest first in each list) holds.
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const Pending& a, const Pending& b) { return a.since > b.since; });
+  Route route;
+  bool related_found = false;
+  for (auto& p : pending) {
+    if (!join(route, std::move(p.client), *p.related, related_found)) return route;
   }
   if (route.client) return route;
-  // No call pending there: only a lone client session is unambiguous (stdio, or one HTTP
+  // Nothing pending there: only a lone client session is unambiguous (stdio, or one HTTP
   // session).
   for (const auto& weak : clients_) {
     auto client = weak.lock();
@@ -92,6 +133,16 @@ ClientRelay::Route ClientRelay::route_to(std::string_view server) const {
   }
   return route;
 }
+
+ClientRelay::Forwarding ClientRelay::forwarding(std::string server,
+                                                std::weak_ptr<mcp::Session> client,
+                                                std::string related) {
+  forwards_.push_back(
+      ForwardEntry{std::move(server), std::move(client), std::move(related), core::Clock::now()});
+  return Forwarding(*this, std::prev(forwards_.end()));
+}
+
+ClientRelay::Forwarding::~Forwarding() { relay_->forwards_.erase(entry_); }
 
 std::string ClientRelay::refusal(const Route& route, std::string_view method) {
   if (route.ambiguous) {

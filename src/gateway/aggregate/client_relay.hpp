@@ -5,10 +5,12 @@
 // (sampling, elicitation, roots, notifications/message) to the one session they belong to.
 //
 // A downstream's request or log does not name the call it serves. It belongs to the one
-// client session with calls pending on that server (queued, running or abandoned), on the
-// stream of its newest running call; with calls of several sessions pending, or none while
+// client session with calls pending on that server (queued, running or abandoned) or requests
+// forwarded to it (prompts, resources, completion: forwarding()), on the stream of its newest
+// running one; with calls of several sessions pending, or none while
 // several sessions are open, it cannot be attributed and goes to nobody: one client's prompt
-// must never reach another client.
+// must never reach another client. Sessions that speak for one client (the exchanges of one
+// 2026-07-28 caller, Session::client_key) count as that one client.
 //
 // Ownership: holds sessions weakly (their transports own them); borrows the call ledger and
 // the policy, which outlive it. Threading: the gateway's loop thread. Guarantees: a closed
@@ -22,6 +24,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +32,13 @@
 #include <vector>
 
 namespace sluice::gateway {
+
+struct ForwardEntry {
+  std::string server;
+  std::weak_ptr<mcp::Session> client;
+  std::string related;
+  core::Clock::time_point since;
+};
 
 class ClientRelay {
  public:
@@ -52,6 +62,23 @@ class ClientRelay {
   // idle-stopped).
   bool subscribed(std::string_view server) const;
 
+  // A request of `client` (raw id `related`) forwarded to `server` while the returned scope
+  // lives: what the server sends meanwhile is attributed to that client as for a call.
+  class Forwarding {
+   public:
+    Forwarding(ClientRelay& relay, std::list<ForwardEntry>::iterator entry)
+        : relay_(&relay), entry_(entry) {}
+    Forwarding(const Forwarding&) = delete;
+    Forwarding& operator=(const Forwarding&) = delete;
+    ~Forwarding();
+
+   private:
+    ClientRelay* relay_;
+    std::list<ForwardEntry>::iterator entry_;
+  };
+  Forwarding forwarding(std::string server, std::weak_ptr<mcp::Session> client,
+                        std::string related);
+
   // A downstream's request to the client (sampling/createMessage, elicitation/create,
   // roots/list), relayed to the session it belongs to, which must have declared the
   // capability it needs.
@@ -69,6 +96,10 @@ class ClientRelay {
     bool ambiguous = false;  // several sessions could be the one: no client
   };
   Route route_to(std::string_view server) const;
+  // Adds `client` (its request `related`, empty when not running) to `route`; false when the
+  // route became ambiguous.
+  static bool join(Route& route, std::shared_ptr<mcp::Session> client, const std::string& related,
+                   bool& related_found);
   // Why `route` cannot take `method`, else empty.
   static std::string refusal(const Route& route, std::string_view method);
 
@@ -83,6 +114,7 @@ class ClientRelay {
     std::vector<std::weak_ptr<mcp::Session>> sessions;
   };
   std::map<std::string, Subscription, std::less<>> subscriptions_;
+  std::list<ForwardEntry> forwards_;  // forwarding() scopes, oldest first
 };
 
 }  // namespace sluice::gateway

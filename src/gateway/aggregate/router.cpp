@@ -303,6 +303,9 @@ asio::awaitable<void> AggregateRouter::forward(mcp::IncomingRequest& request, Do
                                                std::string params) {
   bool online = co_await started(request, server);
   if (!online) co_return;
+  // What the server asks or logs meanwhile belongs to this request's client.
+  ClientRelay::Forwarding scope = gateway_.clients().forwarding(
+      server.name(), request.session(), std::string(request.message().id()));
   mcp::Reply reply = co_await server.forward(request.message().method(), std::move(params),
                                              gateway_.call_timeout(server, std::nullopt),
                                              &request.cancel_signal());

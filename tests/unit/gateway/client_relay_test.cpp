@@ -102,6 +102,48 @@ TEST_F(ClientRelayTest, WithSeveralClientsAndNoCallARequestReachesNobody) {
   EXPECT_TRUE(b.outbox.frames.empty());
 }
 
+TEST_F(ClientRelayTest, ARequestForwardedToTheServerMakesItsClientTheOne) {
+  Client a(io_);
+  Client b(io_);
+  relay_.add(a.session);
+  relay_.add(b.session);
+  {
+    // b's prompts/get is with the server: what the server logs meanwhile is b's.
+    ClientRelay::Forwarding scope = relay_.forwarding("srv", b.session, "7");
+    relay_.relay_notification("srv", "notifications/message", R"({"level":"info"})");
+    EXPECT_TRUE(b.received("notifications/message"));
+    EXPECT_TRUE(a.outbox.frames.empty());
+    // Another server's forwarding says nothing of this one.
+    ClientRelay::Forwarding elsewhere = relay_.forwarding("other", a.session, "8");
+    relay_.relay_notification("srv", "notifications/message", R"({"level":"warning"})");
+    EXPECT_TRUE(b.received("warning"));
+    EXPECT_TRUE(a.outbox.frames.empty());
+  }
+  // The forward over: two sessions, nothing pending, nobody.
+  relay_.relay_notification("srv", "notifications/message", R"({"level":"error"})");
+  EXPECT_FALSE(a.received("error"));
+  EXPECT_FALSE(b.received("error"));
+}
+
+TEST_F(ClientRelayTest, SessionsOfOneClientAreOneClientAndTheNewestRequestCarriesIt) {
+  Client older(io_);
+  Client newer(io_);
+  Client stranger(io_);
+  older.session->set_client_key("stateless 127.0.0.1");
+  newer.session->set_client_key("stateless 127.0.0.1");
+  ClientRelay::Forwarding first = relay_.forwarding("srv", older.session, "1");
+  ClientRelay::Forwarding second = relay_.forwarding("srv", newer.session, "2");
+  relay_.relay_notification("srv", "notifications/message", R"({"level":"info"})");
+  EXPECT_TRUE(newer.received("notifications/message"));
+  EXPECT_TRUE(older.outbox.frames.empty());
+  // A session of another client pending on the server too: nobody can be told apart.
+  stranger.session->set_client_key("stateless 127.0.0.2");
+  ClientRelay::Forwarding third = relay_.forwarding("srv", stranger.session, "3");
+  relay_.relay_notification("srv", "notifications/message", R"({"level":"alert"})");
+  EXPECT_FALSE(newer.received("alert"));
+  EXPECT_FALSE(stranger.received("alert"));
+}
+
 TEST_F(ClientRelayTest, AClosedSessionIsNotCountedAndReceivesNothing) {
   Client closed(io_);
   Client open(io_);

@@ -1,0 +1,404 @@
+#include "gateway/bridge/input_bridge.hpp"
+
+#include "core/json.hpp"
+#include "core/log.hpp"
+#include "rpc/message.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <optional>
+#include <string>
+
+namespace sluice::gateway {
+namespace cj = core::json;
+namespace bj = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 8> kLevels = {"debug", "info",     "notice", "warning",
+                                                     "error", "critical", "alert",  "emergency"};
+
+std::size_t level_rank(std::string_view level) {
+  return static_cast<std::size_t>(std::find(kLevels.begin(), kLevels.end(), level) -
+                                  kLevels.begin());
+}
+
+// The client capability a downstream's request needs (empty: not one a client serves).
+std::string_view capability_of(std::string_view method) {
+  if (method == "sampling/createMessage") return "sampling";
+  if (method == "elicitation/create") return "elicitation";
+  if (method == "roots/list") return "roots";
+  return {};
+}
+
+// What a requestState is bound to besides its caller: the method and what it names.
+std::string subject_of(const rpc::Message& message) {
+  const bj::object* params = message.params_object();
+  std::string_view key = message.method() == "resources/read" ? "uri" : "name";
+  const bj::value* v = params ? params->if_contains(key) : nullptr;
+  std::string_view name = v && v->is_string() ? std::string_view(v->get_string()) : "";
+  return message.method() + " " + std::string(name);
+}
+
+// The raw text of `_meta.<key>` of a request's params, when present.
+std::optional<std::string_view> meta_member(const rpc::Message& message, std::string_view key) {
+  auto meta = message.params_member("_meta");
+  return meta ? cj::member_span(*meta, key) : std::nullopt;
+}
+
+std::string_view caller_of(const mcp::IncomingRequest& request) {
+  return request.session()->peer();
+}
+
+}  // namespace
+
+// One bridged request: the bridge session doing its work, and what that session sends.
+class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from_this<Exchange> {
+ public:
+  Exchange(asio::io_context& io, std::uint64_t id, std::string subject, std::string caller)
+      : id(id), subject(std::move(subject)), caller(std::move(caller)), wake(io), expiry(io) {}
+
+  struct Ask {
+    std::string key;     // its name in inputRequests
+    std::string method;  // sampling/createMessage, elicitation/create or roots/list
+    std::string params;  // raw JSON, as the downstream sent them
+    std::string id;      // the raw id the bridge session sent it with
+  };
+
+  const std::uint64_t id;
+  const std::string subject;
+  const std::string caller;
+  std::shared_ptr<mcp::Session> session;
+  std::unique_ptr<mcp::Handler> handler;
+  std::deque<Ask> asks;    // not shown to the client yet
+  std::vector<Ask> shown;  // in the latest input_required, waiting for their responses
+  std::optional<std::string> answer;  // the work's response frame
+  bool work_ended = false;            // the work ended without an answer (cancelled)
+  bool gathered = false;              // the asks sent together have all arrived
+  bool gather_posted = false;
+  bool ended = false;
+  std::uint32_t round = 0;  // input_required results sent so far
+  std::uint64_t next_key = 1;
+  core::Timer wake;    // wakes the request waiting for this exchange
+  core::Timer expiry;  // the bound on the client's retry
+  // The client request of the current round, while one waits.
+  mcp::IncomingRequest* current = nullptr;
+  std::string log_level;       // its _meta logLevel (empty: no log messages)
+  std::string progress_token;  // its progressToken, raw (empty: no progress)
+
+  // The bridge session's answer to the work: it answers the waiting request.
+  void send_response(std::string frame, std::string_view /*request_id*/) override {
+    answer = std::move(frame);
+    wake.cancel();
+  }
+  void request_finished(std::string_view /*request_id*/) override {
+    work_ended = true;
+    wake.cancel();
+  }
+  void send(std::string frame) override { from_work(frame); }
+  void send_related(std::string frame, std::string_view /*related*/) override {
+    from_work(frame);
+  }
+
+  // Hands the bridge session a response frame (an answer to one of its requests).
+  void deliver(std::string frame, const core::Limits& limits) {
+    auto parsed = rpc::parse(std::move(frame), cj::ParseLimits{limits.max_json_depth},
+                             rpc::Strictness::peer);
+    if (auto* m = std::get_if<rpc::Message>(&parsed)) session->on_message(std::move(*m));
+  }
+
+  const core::Limits* limits = nullptr;
+
+ private:
+  // A request or notification the bridge session sends its client.
+  void from_work(std::string_view frame) {
+    std::string scratch;
+    auto method_literal = cj::member_span(frame, "method");
+    auto method = method_literal ? cj::string_value(*method_literal, scratch) : std::nullopt;
+    if (!method) return;
+    std::string name(*method);
+    std::string params(cj::member_span(frame, "params").value_or("{}"));
+    if (auto id_text = cj::member_span(frame, "id")) {
+      take_ask(std::move(name), std::move(params), std::string(cj::trim(*id_text)));
+      return;
+    }
+    if (!current || current->answered()) return;
+    if (name == "notifications/message") {
+      // Only for a request that asked for log messages, at its level or above.
+      std::string level_scratch;
+      auto level_literal = cj::member_span(params, "level");
+      auto level = level_literal ? cj::string_value(*level_literal, level_scratch) : std::nullopt;
+      if (log_level.empty() || !level || level_rank(*level) < level_rank(log_level)) return;
+    } else if (name == "notifications/progress") {
+      // Under the waiting request's own token (a retry names a new one, or none).
+      auto token = cj::member_span(params, "progressToken");
+      if (progress_token.empty() || !token) return;
+      std::string_view t = cj::trim(*token);
+      std::size_t at = static_cast<std::size_t>(t.data() - params.data());
+      params.replace(at, t.size(), progress_token);
+    } else {
+      return;  // list changes and resource updates reach subscribers, not a request
+    }
+    current->session()->notify(name, params, current->message().id());
+  }
+
+  void take_ask(std::string method, std::string params, std::string id) {
+    std::string_view need = capability_of(method);
+    if (need.empty()) {
+      // Nothing a client serves: refused at once, as a 2025 client would.
+      deliver(rpc::make_error(id, rpc::code::kMethodNotFound, "Method not found"), *limits);
+      return;
+    }
+    std::string key = fmt::format("{}-{}", need, next_key++);
+    asks.push_back(Ask{std::move(key), std::move(method), std::move(params), std::move(id)});
+    // The requests the downstream sent together arrive in one turn of the loop: the waiting
+    // request is woken after it, so that one input_required carries them all.
+    if (gather_posted) return;
+    gather_posted = true;
+    asio::post(wake.get_executor(), [alive = weak_from_this()] {
+      auto self = alive.lock();
+      if (!self) return;
+      self->gather_posted = false;
+      self->gathered = true;
+      self->wake.cancel();
+    });
+  }
+};
+
+InputBridge::InputBridge(asio::io_context& io, const core::Limits& limits,
+                         MakeHandler make_handler)
+    : io_(io), limits_(limits), make_handler_(std::move(make_handler)) {}
+
+InputBridge::~InputBridge() {
+  for (auto& [id, exchange] : exchanges_) exchange->session->detach();
+  for (auto& exchange : ended_) exchange->session->detach();
+}
+
+bool InputBridge::bridges(std::string_view method) {
+  return method == "tools/call" || method == "prompts/get" || method == "resources/read";
+}
+
+asio::awaitable<void> InputBridge::serve(mcp::IncomingRequest& request,
+                                         const mcp::RequestEra& era,
+                                         std::chrono::milliseconds wait_bound) {
+  reap();
+  if (request.message().params_member("requestState")) {
+    co_await resume(request, era, wait_bound);
+  } else {
+    co_await start(request, era, wait_bound);
+  }
+}
+
+asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request,
+                                         const mcp::RequestEra& era,
+                                         std::chrono::milliseconds wait_bound) {
+  const rpc::Message& m = request.message();
+  // The work's request: the client's, without the inputResponses of a first call (they
+  // answer nothing yet, and the downstream speaks the 2025 revision).
+  std::optional<rpc::Message> work;
+  if (m.params_member("inputResponses")) {
+    bj::object params = *m.params_object();
+    params.erase("inputResponses");
+    auto parsed = rpc::parse(rpc::make_request(m.id(), m.method(), bj::serialize(params)),
+                             cj::ParseLimits{limits_.max_json_depth}, rpc::Strictness::client);
+    if (auto* msg = std::get_if<rpc::Message>(&parsed)) work = std::move(*msg);
+  } else {
+    work = m;
+  }
+  if (!work) {
+    request.respond_error(rpc::code::kInvalidParams, "Invalid params");
+    co_return;
+  }
+  auto exchange = std::make_shared<Exchange>(io_, next_id_++, subject_of(m),
+                                             std::string(caller_of(request)));
+  exchange->limits = &limits_;
+  mcp::SessionOptions options;
+  options.label = request.session()->label();
+  options.strictness = rpc::Strictness::client;
+  options.limits = &limits_;
+  exchange->session = mcp::Session::create(io_, options);
+  // A 2026-07-28 client has no session: its exchanges are one client, its caller, when a
+  // downstream's request is attributed (aggregate/client_relay.hpp).
+  exchange->session->set_client_key("stateless " + exchange->caller);
+  // Every request the downstream sends reaches the exchange, which checks it against the
+  // capabilities of the request waiting at the time.
+  exchange->session->set_peer_capabilities(R"({"sampling":{},"elicitation":{},"roots":{}})");
+  exchange->handler = make_handler_(exchange->session);
+  exchange->session->attach(exchange.get(), exchange->handler.get());
+  exchanges_.emplace(exchange->id, exchange);
+  exchange->session->on_message(std::move(*work));
+  co_await run_round(exchange, request, era, wait_bound);
+}
+
+asio::awaitable<void> InputBridge::resume(mcp::IncomingRequest& request,
+                                          const mcp::RequestEra& era,
+                                          std::chrono::milliseconds wait_bound) {
+  const rpc::Message& m = request.message();
+  const bj::object* params = m.params_object();
+  const bj::value* token = params ? params->if_contains("requestState") : nullptr;
+  std::optional<SealedState> state;
+  if (token && token->is_string()) {
+    state = sealer_.open(token->get_string(), subject_of(m), caller_of(request));
+  }
+  std::shared_ptr<Exchange> exchange;
+  if (state && core::Clock::now() < state->expires) {
+    auto it = exchanges_.find(state->exchange);
+    if (it != exchanges_.end() && it->second->round == state->round && !it->second->current) {
+      exchange = it->second;
+    }
+  }
+  if (!exchange) {
+    // One answer for every refusal: which check failed is not the client's to probe.
+    ++counters_.refused_states;
+    request.respond_error(rpc::code::kInvalidParams,
+                          "Invalid params: requestState is not a valid, unexpired state of a "
+                          "request waiting for this client's input");
+    co_return;
+  }
+  ++counters_.resumed;
+  exchange->expiry.cancel();
+  // Each response to the request it answers; what is missing is asked again.
+  auto responses = m.params_member("inputResponses");
+  std::vector<Exchange::Ask> shown = std::move(exchange->shown);
+  exchange->shown.clear();
+  for (auto it = shown.rbegin(); it != shown.rend(); ++it) {
+    auto response = responses ? cj::member_span(*responses, it->key) : std::nullopt;
+    if (response && cj::trim(*response).front() == '{') {
+      exchange->deliver(rpc::make_result(it->id, cj::trim(*response)), limits_);
+    } else {
+      exchange->asks.push_front(std::move(*it));
+    }
+  }
+  exchange->gathered = !exchange->asks.empty();
+  co_await run_round(exchange, request, era, wait_bound);
+}
+
+asio::awaitable<void> InputBridge::run_round(std::shared_ptr<Exchange> exchange,
+                                             mcp::IncomingRequest& request,
+                                             const mcp::RequestEra& era,
+                                             std::chrono::milliseconds wait_bound) {
+  Exchange& ex = *exchange;
+  ex.current = &request;
+  ex.log_level = era.log_level;
+  ex.progress_token = std::string(meta_member(request.message(), "progressToken").value_or(""));
+  // The client leaving (stream closed, notifications/cancelled) ends the exchange.
+  const std::uint64_t registration =
+      request.cancel_signal().on_cancel([this, exchange] { end(*exchange); });
+  while (!request.answered() && !request.cancelled()) {
+    if (ex.answer) {
+      std::string_view frame = *ex.answer;
+      if (auto result = cj::member_span(frame, "result")) {
+        request.respond_result(cj::trim(*result));
+      } else if (auto error = cj::member_span(frame, "error")) {
+        request.respond_error_raw(cj::trim(*error));
+      }
+      end(ex);
+      break;
+    }
+    if (ex.ended || ex.work_ended) {
+      request.respond_error(rpc::code::kInternalError, "the request ended before its answer");
+      end(ex);
+      break;
+    }
+    if (ex.gathered && !ex.asks.empty()) {
+      ask_for_input(ex, request, wait_bound);
+      break;
+    }
+    boost::system::error_code ec;
+    ex.wake.expires_at(core::Clock::time_point::max());
+    co_await ex.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  request.cancel_signal().remove(registration);
+  ex.current = nullptr;
+}
+
+void InputBridge::ask_for_input(Exchange& ex, mcp::IncomingRequest& request,
+                                std::chrono::milliseconds wait_bound) {
+  // Only what the client declared is ever asked of it.
+  auto declared = meta_member(request.message(), mcp::meta_key::kClientCapabilities);
+  bj::object missing;
+  for (const auto& ask : ex.asks) {
+    std::string_view need = capability_of(ask.method);
+    if (!declared || !cj::member_span(*declared, need)) missing[need] = bj::object();
+  }
+  if (!missing.empty()) {
+    ++counters_.missing_capability;
+    std::string names;
+    for (const auto& [name, value] : missing) names += (names.empty() ? "" : ", ") + std::string(name);
+    request.respond_error_raw(fmt::format(
+        R"({{"code":{},"message":{},"data":{{"requiredCapabilities":{}}}}})",
+        mcp::era_code::kMissingRequiredClientCapability,
+        cj::quote("Missing required client capability: " + names), bj::serialize(missing)));
+    end(ex);
+    return;
+  }
+  ++ex.round;
+  const auto expires = core::Clock::now() + wait_bound;
+  std::string inputs;
+  for (auto& ask : ex.asks) {
+    inputs += inputs.empty() ? "{" : ",";
+    inputs += fmt::format(R"({}:{{"method":{},"params":{}}})", cj::quote(ask.key),
+                          cj::quote(ask.method), ask.params);
+    ex.shown.push_back(std::move(ask));
+  }
+  inputs += "}";
+  ex.asks.clear();
+  ex.gathered = false;
+  std::string state = sealer_.seal(SealedState{ex.id, ex.round, expires}, ex.subject, ex.caller);
+  ++counters_.input_required;
+  request.respond_result(fmt::format(
+      R"({{"resultType":"input_required","inputRequests":{},"requestState":{}}})", inputs,
+      cj::quote(state)));
+  // A client that does not come back by the expiry has its exchange ended.
+  ex.expiry.expires_at(expires);
+  ex.expiry.async_wait([this, id = ex.id, round = ex.round](boost::system::error_code ec) {
+    if (ec) return;
+    auto it = exchanges_.find(id);
+    if (it == exchanges_.end() || it->second->round != round || it->second->current) return;
+    ++counters_.abandoned;
+    core::log::info("a request waiting for its client's input was not resumed in time: its "
+                    "work is cancelled");
+    end(*it->second);
+  });
+}
+
+void InputBridge::end(Exchange& ex) {
+  if (ex.ended) return;
+  ex.ended = true;
+  ex.expiry.cancel();
+  ex.wake.cancel();
+  auto it = exchanges_.find(ex.id);
+  if (it == exchanges_.end()) return;
+  std::shared_ptr<Exchange> kept = std::move(it->second);
+  exchanges_.erase(it);
+  // Closing the session cancels the work (the call keeps its permit until the downstream
+  // answers) and fails the requests still waiting for the client.
+  kept->session->on_closed();
+  ended_.push_back(std::move(kept));
+}
+
+void InputBridge::reap() {
+  std::erase_if(ended_, [](const std::shared_ptr<Exchange>& ex) {
+    if (ex->session->pending_incoming() > 0 || ex->handler->has_work()) return false;
+    ex->session->detach();
+    return true;
+  });
+}
+
+void InputBridge::end_all() {
+  std::vector<std::uint64_t> ids;
+  for (const auto& [id, exchange] : exchanges_) ids.push_back(id);
+  for (auto id : ids) {
+    if (auto it = exchanges_.find(id); it != exchanges_.end()) end(*it->second);
+  }
+}
+
+}  // namespace sluice::gateway
