@@ -67,6 +67,8 @@ void OrderlyShutdown::stop(std::string_view why) {
 }
 
 asio::awaitable<void> OrderlyShutdown::run() {
+  // Open subscriptions/listen streams end gracefully (their response) before the clients go.
+  gw_.clients().end_listens();
   close_clients_();
   // Requests waiting for a client's input: no client can come back to answer them now.
   gw_.bridge().end_all();

@@ -59,6 +59,10 @@ class Gateway::ClientHandler : public mcp::Handler {
       discover(request);
       co_return;
     }
+    if (method == "subscriptions/listen" && era.stateless) {
+      co_await gateway_.clients().listen(request, gateway_.options().expose_all);
+      co_return;
+    }
     // A stateless tools/call, prompts/get or resources/read may need the client's input on
     // the way (a 2025 downstream's sampling, elicitation or roots request): the era bridge
     // serves it.
@@ -130,17 +134,18 @@ class Gateway::ClientHandler : public mcp::Handler {
   }
 
   // server/discover (2026-07-28): the revisions sluice speaks and what it serves statelessly.
-  // List-change notifications and resource subscriptions reach a stateful client only
-  // (subscriptions/listen is not served), so they are not offered here.
+  // List changes reach a stateless client on subscriptions/listen (the tool list changes only
+  // in aggregate mode); resource subscriptions reach stateful clients only.
   void discover(mcp::IncomingRequest& request) {
     bj::array versions;
     for (auto v : mcp::kSupportedVersions) versions.emplace_back(v);
     versions.emplace_back(mcp::kStatelessVersion);
     bj::object result{{"supportedVersions", std::move(versions)},
-                      {"capabilities", bj::object{{"tools", bj::object()},
-                                                  {"prompts", bj::object()},
-                                                  {"resources", bj::object()},
-                                                  {"completions", bj::object()}}},
+                      {"capabilities",
+                       bj::object{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}},
+                                  {"prompts", bj::object{{"listChanged", true}}},
+                                  {"resources", bj::object{{"listChanged", true}}},
+                                  {"completions", bj::object()}}},
                       {"instructions", kInstructions},
                       {"_meta", bj::object{{mcp::meta_key::kServerInfo, server_info()}}}};
     request.respond_result(bj::serialize(result));

@@ -36,10 +36,10 @@ std::string supported_versions_json() {
 }  // namespace
 
 bool served_statelessly(std::string_view method) {
-  static constexpr std::array<std::string_view, 9> kServed = {
-      "server/discover",    "tools/list",     "tools/call",     "prompts/list",
-      "prompts/get",        "resources/list", "resources/read", "resources/templates/list",
-      "completion/complete"};
+  static constexpr std::array<std::string_view, 10> kServed = {
+      "server/discover",     "tools/list",          "tools/call",     "prompts/list",
+      "prompts/get",         "resources/list",      "resources/read", "resources/templates/list",
+      "completion/complete", "subscriptions/listen"};
   for (auto m : kServed) {
     if (m == method) return true;
   }

@@ -64,7 +64,7 @@ RequestEra classify(const rpc::Message& request, bool stateless = false,
                     std::optional<std::string_view> header_version = std::nullopt);
 
 // Whether sluice serves a method to stateless (2026-07-28) requests: discovery, the lists,
-// tools/call, prompts/get, resources/read and completion. Any other method, among them the
+// tools/call, prompts/get, resources/read, completion and subscriptions/listen. Any other method, among them the
 // ones the revision removed (initialize, ping, logging/setLevel, resources/subscribe), gets
 // -32601, and HTTP 404.
 bool served_statelessly(std::string_view method);

@@ -223,6 +223,51 @@ TEST_F(InputBridgeStdio, LogMessagesFollowTheRequestsOwnLogLevel) {
   EXPECT_EQ(levels(), std::vector<std::string>{"info"});
 }
 
+// subscriptions/listen: acknowledged first with what it will carry, then only the list
+// changes it opted in to, each tagged with its subscriptionId; a cancel ends it unanswered.
+TEST_F(InputBridgeStdio, AListenStreamCarriesOnlyWhatItOptedInToTaggedWithItsId) {
+  sluice_->request("tools/list", "{}");  // starts the fixture
+  sluice_->send(R"({"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":)"
+                R"({"notifications":{"promptsListChanged":true,"resourceSubscriptions":["x"]},)" +
+                meta("{}") + "}}");
+  auto ack = sluice_->read_line();
+  ASSERT_TRUE(ack.has_value());
+  bj::value a = bj::parse(*ack);
+  EXPECT_EQ(a.at("method"), "notifications/subscriptions/acknowledged") << *ack;
+  EXPECT_EQ(a.at("params").at("_meta").at("io.modelcontextprotocol/subscriptionId"), "listen-1");
+  EXPECT_EQ(bj::serialize(a.at("params").at("notifications")), R"({"promptsListChanged":true})")
+      << "only what sluice honours";
+  // A tool list change is not asked for; a prompt list change is.
+  call("1", call_params("test_trigger_tool_change"));
+  call("2", call_params("test_trigger_prompt_change"));
+  // The change reaches the stream after the call's answer: lines are read (with a cheap
+  // request) until it came, bounded.
+  auto tagged_methods = [&] {
+    std::vector<std::string> out;
+    for (const auto& line : sluice_->notifications()) {
+      bj::value n = bj::parse(line);
+      const auto* params = n.as_object().if_contains("params");
+      const auto* tag = params && params->is_object() ? params->as_object().if_contains("_meta")
+                                                      : nullptr;
+      if (!tag) continue;
+      EXPECT_EQ(tag->at("io.modelcontextprotocol/subscriptionId"), "listen-1") << line;
+      out.emplace_back(n.at("method").as_string());
+    }
+    return out;
+  };
+  std::vector<std::string> seen = tagged_methods();
+  auto deadline = std::chrono::steady_clock::now() + kGuard;
+  while (std::find(seen.begin(), seen.end(), "notifications/prompts/list_changed") == seen.end() &&
+         std::chrono::steady_clock::now() < deadline) {
+    call("3", "{" + meta("{}") + "}", "tools/list");
+    seen = tagged_methods();
+  }
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "notifications/prompts/list_changed"), seen.end());
+  EXPECT_EQ(std::find(seen.begin(), seen.end(), "notifications/tools/list_changed"), seen.end())
+      << "a type the stream did not ask for";
+  sluice_->send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen-1"}})");
+}
+
 // Over HTTP: -32021 is answered with HTTP 400; a client that never retries has its work
 // cancelled at the bound, and that is counted.
 class InputBridgeHttp : public HttpFrontEnd {

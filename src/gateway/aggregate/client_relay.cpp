@@ -3,6 +3,9 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,7 +31,84 @@ void ClientRelay::add(std::shared_ptr<mcp::Session> client) {
   clients_.push_back(std::move(client));
 }
 
+namespace {
+
+// `params` (an object, or empty for none) with _meta's subscriptionId set to `id`.
+std::string tagged(std::string_view params, std::string_view id) {
+  std::string meta =
+      R"({"io.modelcontextprotocol/subscriptionId":)" + std::string(cj::trim(id)) + "}";
+  std::string_view body = cj::trim(params);
+  if (body.size() < 2 || cj::member_span(body, "_meta")) {
+    // No params, or a _meta of the sender's own: the tag is what the stream needs.
+    return R"({"_meta":)" + meta + "}";
+  }
+  std::string_view inner = cj::trim(body.substr(1, body.size() - 2));
+  return R"({"_meta":)" + meta + (inner.empty() ? "" : ",") + std::string(inner) + "}";
+}
+
+}  // namespace
+
+asio::awaitable<void> ClientRelay::listen(mcp::IncomingRequest& request, bool tools_change) {
+  const boost::json::object* params = request.message().params_object();
+  const boost::json::value* filter_value = params ? params->if_contains("notifications") : nullptr;
+  const boost::json::object* filter = filter_value ? filter_value->if_object() : nullptr;
+  if (!filter) {
+    request.respond_error(rpc::code::kInvalidParams,
+                          "Invalid params: notifications must be an object");
+    co_return;
+  }
+  auto asked = [filter](std::string_view key) {
+    const boost::json::value* v = filter->if_contains(key);
+    return v && v->is_bool() && v->get_bool();
+  };
+  core::Timer wake(request.session()->io());
+  Listener& self = listeners_.emplace_back(Listener{&request, std::string(request.message().id()),
+                                                    asked("toolsListChanged") && tools_change,
+                                                    asked("promptsListChanged"),
+                                                    asked("resourcesListChanged"), &wake});
+  auto me = std::prev(listeners_.end());
+  // The acknowledgement first: what this stream will carry (resource subscriptions are not
+  // among it: a resource's updates reach the clients that subscribed in the 2025 way).
+  std::string honoured = "{";
+  for (auto [key, on] : {std::pair{"toolsListChanged", self.tools},
+                         std::pair{"promptsListChanged", self.prompts},
+                         std::pair{"resourcesListChanged", self.resources}}) {
+    if (!on) continue;
+    honoured += (honoured.size() > 1 ? "," : "") + fmt::format(R"("{}":true)", key);
+  }
+  honoured += "}";
+  request.session()->notify("notifications/subscriptions/acknowledged",
+                            tagged(R"({"notifications":)" + honoured + "}", self.id), self.id);
+  const std::uint64_t registration = request.cancel_signal().on_cancel([&wake] { wake.cancel(); });
+  while (!request.cancelled() && !self.ended) {
+    boost::system::error_code ec;
+    wake.expires_at(core::Clock::time_point::max());
+    co_await wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  request.cancel_signal().remove(registration);
+  if (self.ended && !request.cancelled()) {
+    request.respond_result(tagged("{}", self.id));
+  }
+  listeners_.erase(me);
+}
+
+void ClientRelay::end_listens() {
+  for (auto& listener : listeners_) {
+    listener.ended = true;
+    listener.wake->cancel();
+  }
+}
+
 void ClientRelay::broadcast(std::string_view method) {
+  for (auto& listener : listeners_) {
+    const bool wanted = method == "notifications/tools/list_changed"       ? listener.tools
+                        : method == "notifications/prompts/list_changed"   ? listener.prompts
+                        : method == "notifications/resources/list_changed" ? listener.resources
+                                                                           : false;
+    if (wanted && !listener.ended) {
+      listener.request->session()->notify(method, tagged("", listener.id), listener.id);
+    }
+  }
   for (auto it = clients_.begin(); it != clients_.end();) {
     if (auto client = it->lock()) {
       client->notify(method, "");

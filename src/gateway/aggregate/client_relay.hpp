@@ -48,6 +48,18 @@ class ClientRelay {
   ClientRelay(const ClientRelay&) = delete;
   ClientRelay& operator=(const ClientRelay&) = delete;
 
+  // subscriptions/listen (2026-07-28): the stream a stateless client opens for list changes.
+  // It is acknowledged at once (notifications/subscriptions/acknowledged, with the part of
+  // its filter sluice honours: toolsListChanged when every tool is exposed,
+  // promptsListChanged, resourcesListChanged), then every list change it opted in to goes
+  // on it, tagged with its subscriptionId (the listen request's id), until the request is
+  // cancelled (its stream closed, notifications/cancelled) or end_listens() answers it.
+  // `tools_change`: whether the tool list clients see can change (aggregate mode).
+  asio::awaitable<void> listen(mcp::IncomingRequest& request, bool tools_change);
+  // Answers every open listen (the graceful end, at shutdown).
+  void end_listens();
+  std::size_t listens() const { return listeners_.size(); }
+
   // A new client session; what was kept for sessions that ended is dropped here (sessions
   // come and go over HTTP).
   void add(std::shared_ptr<mcp::Session> client);
@@ -115,6 +127,15 @@ class ClientRelay {
   };
   std::map<std::string, Subscription, std::less<>> subscriptions_;
   std::list<ForwardEntry> forwards_;  // forwarding() scopes, oldest first
+  // Open subscriptions/listen requests and what each opted in to.
+  struct Listener {
+    mcp::IncomingRequest* request;
+    std::string id;  // the listen request's raw id: its subscriptionId
+    bool tools = false, prompts = false, resources = false;
+    core::Timer* wake;
+    bool ended = false;
+  };
+  std::list<Listener> listeners_;
 };
 
 }  // namespace sluice::gateway
