@@ -105,9 +105,12 @@ class Gateway::ClientHandler : public mcp::Handler {
 
  private:
   void initialize(mcp::IncomingRequest& request) {
-    if (auto caps = request.message().params_member("capabilities")) {
-      request.session()->set_peer_capabilities(std::string(*caps));
-    }
+    // Set in any case: an initialized session takes the stateful era's notifications.
+    auto caps = request.message().params_member("capabilities");
+    std::string declared = caps ? std::string(core::json::trim(*caps)) : std::string();
+    request.session()->set_peer_capabilities(declared.empty() || declared.front() != '{'
+                                                 ? std::string("{}")
+                                                 : std::move(declared));
     if (const auto& on_client_info = gateway_.options().on_client_info) {
       const auto* params = request.message().params_object();
       const auto* info = params ? params->if_contains("clientInfo") : nullptr;

@@ -56,7 +56,12 @@ RequestEra classify(const rpc::Message& request, bool stateless,
   if (version && version->is_string() && is_supported_version(version->get_string())) {
     return era;  // a stateful revision named in _meta: the stateful era's rules apply
   }
-  if (!version && !stateless) return era;
+  // Without a protocolVersion, the revision's other keys still say which era a request is
+  // of (over stdio no header does).
+  const bool modern_keys = fields && (fields->contains(meta_key::kClientCapabilities) ||
+                                      fields->contains(meta_key::kClientInfo) ||
+                                      fields->contains(meta_key::kLogLevel));
+  if (!version && !stateless && !modern_keys) return era;
   era.stateless = true;
   if (!fields) {
     era.refusal = invalid_meta("is required");

@@ -54,7 +54,8 @@ struct RequestEra {
 
 // The era of a client request (params already parsed strictly, rpc::Strictness::client).
 // A request without `_meta` protocolVersion is of the stateful era and is never refused
-// here, unless `stateless` says the transport already knows it is of the 2026 era (an HTTP
+// here, unless its `_meta` holds another of the revision's keys (clientCapabilities,
+// clientInfo, logLevel: refused for the missing version) or `stateless` says the transport already knows it is of the 2026 era (an HTTP
 // request without a session naming no stateful revision in its header). `header_version`:
 // the HTTP MCP-Protocol-Version header, which must equal the _meta version (-32020).
 // The checks run in the revision's order: _meta and its protocolVersion present (-32602),

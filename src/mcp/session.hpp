@@ -210,6 +210,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void set_peer_capabilities(std::string json) { peer_capabilities_ = std::move(json); }
   // Whether the peer declared capability `name` (a top-level key).
   bool peer_declares(std::string_view name) const;
+  // Whether the peer initialized (the stateful era): only then does it take notifications that
+  // belong to no request of its own (list changes, a server's unattributed logs).
+  bool initialized() const { return !peer_capabilities_.empty(); }
   std::size_t pending_outgoing() const { return pending_.size(); }
   std::size_t pending_incoming() const { return incoming_.size(); }
   asio::io_context& io() { return io_; }

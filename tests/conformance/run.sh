@@ -17,6 +17,9 @@
 #                                                                      ctest: conformance_http_alpha
 #   http-2026   0.2.0-alpha.12 with --requirements 2026-07-28 (the stateless era) against the
 #               HTTP front end; baseline-http-2026.yml.                ctest: conformance_http_2026
+#   stdio-2026  0.2.0-alpha.12 with --requirements 2026-07-28 against the stdio front end, through
+#               stdio-bridge-2026.mjs (HTTP to newline JSON-RPC, no header checks);
+#               baseline-stdio-2026.yml.                              ctest: conformance_stdio_2026
 #   client      0.2.0-alpha.12's CLIENT scenarios with --requirements 2025-11-25, sluice the client
 #               under test: each scenario's server on 127.0.0.1, client/adapter.mjs points a sluice
 #               config at its URL and drives sluice's stdio front end; baseline-client.yml, and
@@ -29,8 +32,8 @@ if [[ $# -eq 3 ]]; then
   mode="$1"
   shift
 fi
-if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|http|http-alpha|http-2026|client)$ ]]; then
-  echo "usage: $0 [stdio|stdio-alpha|http|http-alpha|http-2026|client] SLUICE_BINARY CONFORMANCE_SERVER" >&2
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client)$ ]]; then
+  echo "usage: $0 [stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
 fi
 sluice="$(realpath -- "$1")"
@@ -40,7 +43,7 @@ here="$(pwd)"
 
 # The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
 pkg="$here"
-[[ "$mode" == *-alpha || "$mode" == http-2026 || "$mode" == client ]] && pkg="$here/alpha"
+[[ "$mode" == *-alpha || "$mode" == *-2026 || "$mode" == client ]] && pkg="$here/alpha"
 
 # npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
 # never writes it), so conformance tests started in parallel (ctest -j) don't install over each
@@ -177,6 +180,36 @@ if [[ "$mode" == stdio || "$mode" == stdio-alpha ]]; then
     echo "run.sh: the run through the bridge failed (details above); running it once more" >&2
     status=0
     run_suite 2 || status=$?
+  fi
+  exit "$status"
+fi
+
+if [[ "$mode" == stdio-2026 ]]; then
+  # The stateless bridge (stdio-bridge-2026.mjs) runs one sluice on stdio; it writes its port
+  # (a free loopback one) once it listens. Own process group (setsid), bounded by timeout.
+  HOME="$work" setsid timeout 600 node "$here/stdio-bridge-2026.mjs" "$work/port" \
+    "$sluice" serve --no-discover --state-dir "$work/state" --config "$work/mcp.json" \
+    --expose all --passthrough --log-level warn >"$work/bridge.log" 2>&1 &
+  server_pid=$!
+  port=""
+  for _ in $(seq 600); do
+    if [[ -s "$work/port" ]]; then port="$(tr -d '[:space:]' < "$work/port")"; break; fi
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  [[ -n "$port" ]] || { echo "run.sh: the bridge did not listen" >&2; cat "$work/bridge.log" >&2; exit 1; }
+  status=0
+  HOME="$work" NODE_OPTIONS="--require $here/shim/loopback.cjs" timeout 300 \
+    node --import "$here/shim/register.mjs" \
+    "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+    --url "http://127.0.0.1:$port/mcp" --requirements 2026-07-28 \
+    --expected-failures "$here/baseline-stdio-2026.yml" -o "$work/results" >"$work/suite.log" 2>&1 ||
+    status=$?
+  sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
+  if [[ $status -ne 0 ]]; then
+    node "$here/failed-checks.mjs" "$work/results" >&2 || true
+    echo "--- bridge and sluice log (tail) ---" >&2
+    tail -40 "$work/bridge.log" >&2
   fi
   exit "$status"
 fi

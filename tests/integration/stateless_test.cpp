@@ -136,6 +136,14 @@ TEST_F(Stateless, ClosingTheResponseStreamCancelsTheCall) {
     ASSERT_TRUE(call.send(http_request("POST", "/mcp", h, rpc("5", "tools/call", params))));
     ASSERT_TRUE(wait_file(file("gate.started"))) << "the call reached the downstream";
   }  // the client closes the connection, and with it the stream
+  // sluice noticed: the call is abandoned (cancelled, its permit kept by the work). Only then
+  // does the gate open, or the call could finish before the close is seen.
+  const std::string abandoned = "\nsluice_calls_abandoned_in_flight{server=\"fx\"} 1\n";
+  auto seen = std::chrono::steady_clock::now() + kGuard;
+  while (exchange("GET", "/metrics", {{"Host", host()}}).body.find(abandoned) == std::string::npos &&
+         std::chrono::steady_clock::now() < seen) {
+    std::this_thread::sleep_for(20ms);  // a counter in another process: polled, bounded
+  }
   // The fixture's gate blocks it whole: it reads the cancel once the gate opens.
   dir_.write("gate.open", "");
   const std::string cancel = R"(fixture received notifications/cancelled {"requestId":)";

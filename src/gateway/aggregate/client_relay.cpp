@@ -111,7 +111,8 @@ void ClientRelay::broadcast(std::string_view method) {
   }
   for (auto it = clients_.begin(); it != clients_.end();) {
     if (auto client = it->lock()) {
-      client->notify(method, "");
+      // A 2026-07-28 client hears of list changes on its listen stream only.
+      if (client->initialized()) client->notify(method, "");
       ++it;
     } else {
       it = clients_.erase(it);
@@ -204,10 +205,11 @@ ClientRelay::Route ClientRelay::route_to(std::string_view server) const {
   }
   if (route.client) return route;
   // Nothing pending there: only a lone client session is unambiguous (stdio, or one HTTP
-  // session).
+  // session), and only one that initialized (a 2026-07-28 client takes nothing outside its
+  // requests and listen streams).
   for (const auto& weak : clients_) {
     auto client = weak.lock();
-    if (!client || client->closed()) continue;
+    if (!client || client->closed() || !client->initialized()) continue;
     if (route.client) return Route{nullptr, {}, true};
     route.client = std::move(client);
   }

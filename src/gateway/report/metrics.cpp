@@ -131,27 +131,35 @@ void append_servers(std::string& out, const std::vector<ServerRow>& rows,
 // The era bridge (bridge/input_bridge.hpp).
 void append_bridge(std::string& out, const InputBridge& bridge) {
   const InputBridge::Counters& c = bridge.counters();
-  header(out, "sluice_input_required_total", "counter",
-         "2026-07-28 requests answered with input_required (a 2025 server asked for the "
-         "client's input).");
-  out += fmt::format("sluice_input_required_total {}\n", c.input_required);
-  header(out, "sluice_input_required_resumed_total", "counter",
-         "Retries that continued a request waiting for the client's input.");
-  out += fmt::format("sluice_input_required_resumed_total {}\n", c.resumed);
-  header(out, "sluice_input_required_abandoned_total", "counter",
-         "Requests waiting for the client's input that were not resumed in time (their work "
-         "cancelled).");
-  out += fmt::format("sluice_input_required_abandoned_total {}\n", c.abandoned);
-  header(out, "sluice_request_state_refused_total", "counter",
-         "requestStates refused: forged, altered, replayed, expired or another caller's.");
-  out += fmt::format("sluice_request_state_refused_total {}\n", c.refused_states);
-  header(out, "sluice_missing_client_capability_total", "counter",
-         "2026-07-28 requests refused with -32021: the server asked for a capability the "
-         "client did not declare.");
-  out += fmt::format("sluice_missing_client_capability_total {}\n", c.missing_capability);
-  header(out, "sluice_input_required_waiting", "gauge",
-         "Requests waiting for their client's input.");
-  out += fmt::format("sluice_input_required_waiting {}\n", bridge.waiting());
+  struct Row {
+    std::string_view name, type, help;
+    std::uint64_t value;
+  };
+  const Row rows[] = {
+      {"sluice_input_required_total", "counter",
+       "2026-07-28 requests answered with input_required (a 2025 server asked for the client's "
+       "input).",
+       c.input_required},
+      {"sluice_input_required_resumed_total", "counter",
+       "Retries that continued a request waiting for the client's input.", c.resumed},
+      {"sluice_input_required_abandoned_total", "counter",
+       "Requests waiting for the client's input that were not resumed in time (their work "
+       "cancelled).",
+       c.abandoned},
+      {"sluice_request_state_refused_total", "counter",
+       "requestStates refused: forged, altered, replayed, expired or another caller's.",
+       c.refused_states},
+      {"sluice_missing_client_capability_total", "counter",
+       "2026-07-28 requests refused with -32021: the server asked for a capability the client "
+       "did not declare.",
+       c.missing_capability},
+      {"sluice_input_required_waiting", "gauge", "Requests waiting for their client's input.",
+       bridge.waiting()},
+  };
+  for (const Row& row : rows) {
+    header(out, row.name, row.type, row.help);
+    out += fmt::format("{} {}\n", row.name, row.value);
+  }
 }
 
 }  // namespace
