@@ -60,7 +60,7 @@ class Gateway::ClientHandler : public mcp::Handler {
       co_return;
     }
     if (method == "subscriptions/listen" && era.stateless) {
-      co_await gateway_.clients().listen(request, gateway_.options().expose_all);
+      co_await listen(request);
       co_return;
     }
     // A stateless tools/call, prompts/get or resources/read may need the client's input on
@@ -152,6 +152,27 @@ class Gateway::ClientHandler : public mcp::Handler {
                       {"instructions", kInstructions},
                       {"_meta", bj::object{{mcp::meta_key::kServerInfo, server_info()}}}};
     request.respond_result(bj::serialize(result));
+  }
+
+  // subscriptions/listen: its resource subscriptions are made at their servers first (the
+  // acknowledgement names those that were), and ended with it.
+  asio::awaitable<void> listen(mcp::IncomingRequest& request) {
+    std::vector<std::string> uris;
+    const auto* params = request.message().params_object();
+    const auto* filter = params ? params->if_contains("notifications") : nullptr;
+    const auto* wanted = filter && filter->is_object()
+                             ? filter->get_object().if_contains("resourceSubscriptions")
+                             : nullptr;
+    if (wanted && wanted->is_array()) {
+      for (const auto& uri : wanted->get_array()) {
+        if (uri.is_string()) uris.emplace_back(uri.get_string());
+      }
+    }
+    const void* listener = &request;
+    std::vector<std::string> subscribed =
+        co_await gateway_.aggregate().subscribe_listener(std::move(uris), listener);
+    co_await gateway_.clients().listen(request, gateway_.options().expose_all, subscribed);
+    co_await gateway_.aggregate().unsubscribe_listener(std::move(subscribed), listener);
   }
 
   bj::object server_info() const {

@@ -228,15 +228,17 @@ TEST_F(InputBridgeStdio, LogMessagesFollowTheRequestsOwnLogLevel) {
 TEST_F(InputBridgeStdio, AListenStreamCarriesOnlyWhatItOptedInToTaggedWithItsId) {
   sluice_->request("tools/list", "{}");  // starts the fixture
   sluice_->send(R"({"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":)"
-                R"({"notifications":{"promptsListChanged":true,"resourceSubscriptions":["x"]},)" +
+                R"({"notifications":{"promptsListChanged":true,)"
+                R"("resourceSubscriptions":["test://watched-resource","test://nobody-has-it"]},)" +
                 meta("{}") + "}}");
   auto ack = sluice_->read_line();
   ASSERT_TRUE(ack.has_value());
   bj::value a = bj::parse(*ack);
   EXPECT_EQ(a.at("method"), "notifications/subscriptions/acknowledged") << *ack;
   EXPECT_EQ(a.at("params").at("_meta").at("io.modelcontextprotocol/subscriptionId"), "listen-1");
-  EXPECT_EQ(bj::serialize(a.at("params").at("notifications")), R"({"promptsListChanged":true})")
-      << "only what sluice honours";
+  EXPECT_EQ(bj::serialize(a.at("params").at("notifications")),
+            R"({"promptsListChanged":true,"resourceSubscriptions":["test://watched-resource"]})")
+      << "only what sluice honours: a URI no server has is left out";
   // A tool list change is not asked for; a prompt list change is.
   call("1", call_params("test_trigger_tool_change"));
   call("2", call_params("test_trigger_prompt_change"));

@@ -26,7 +26,7 @@ void ClientRelay::add(std::shared_ptr<mcp::Session> client) {
   std::erase_if(clients_, gone);
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
     std::erase_if(it->second.sessions, gone);
-    it = it->second.sessions.empty() ? subscriptions_.erase(it) : std::next(it);
+    it = it->second.empty() ? subscriptions_.erase(it) : std::next(it);
   }
   clients_.push_back(std::move(client));
 }
@@ -48,7 +48,8 @@ std::string tagged(std::string_view params, std::string_view id) {
 
 }  // namespace
 
-asio::awaitable<void> ClientRelay::listen(mcp::IncomingRequest& request, bool tools_change) {
+asio::awaitable<void> ClientRelay::listen(mcp::IncomingRequest& request, bool tools_change,
+                                          std::vector<std::string> resources) {
   const boost::json::object* params = request.message().params_object();
   const boost::json::value* filter_value = params ? params->if_contains("notifications") : nullptr;
   const boost::json::object* filter = filter_value ? filter_value->if_object() : nullptr;
@@ -65,16 +66,22 @@ asio::awaitable<void> ClientRelay::listen(mcp::IncomingRequest& request, bool to
   Listener& self = listeners_.emplace_back(Listener{&request, std::string(request.message().id()),
                                                     asked("toolsListChanged") && tools_change,
                                                     asked("promptsListChanged"),
-                                                    asked("resourcesListChanged"), &wake});
+                                                    asked("resourcesListChanged"), &wake,
+                                                    std::move(resources)});
   auto me = std::prev(listeners_.end());
-  // The acknowledgement first: what this stream will carry (resource subscriptions are not
-  // among it: a resource's updates reach the clients that subscribed in the 2025 way).
+  // The acknowledgement first: what this stream will carry.
   std::string honoured = "{";
   for (auto [key, on] : {std::pair{"toolsListChanged", self.tools},
                          std::pair{"promptsListChanged", self.prompts},
                          std::pair{"resourcesListChanged", self.resources}}) {
     if (!on) continue;
     honoured += (honoured.size() > 1 ? "," : "") + fmt::format(R"("{}":true)", key);
+  }
+  if (!self.uris.empty()) {
+    std::string list;
+    for (const auto& uri : self.uris) list += (list.empty() ? "" : ",") + cj::quote(uri);
+    if (honoured.size() > 1) honoured += ",";
+    honoured += R"("resourceSubscriptions":[)" + list + "]";
   }
   honoured += "}";
   request.session()->notify("notifications/subscriptions/acknowledged",
@@ -133,17 +140,33 @@ bool ClientRelay::update_subscription(std::string_view server, const std::string
   });
   if (subscribe) {
     subscribers.push_back(client);
-  } else if (!subscribers.empty()) {
+  } else if (!subscription.empty()) {
     return false;
   }
-  if (subscribers.empty()) subscriptions_.erase(uri);
+  if (subscription.empty()) subscriptions_.erase(uri);
+  return true;
+}
+
+bool ClientRelay::update_listener_subscription(std::string_view server, const std::string& uri,
+                                               const void* listener, bool subscribe) {
+  Subscription& subscription = subscriptions_[uri];
+  subscription.server = server;
+  std::erase(subscription.listeners, listener);
+  std::erase_if(subscription.sessions, gone);
+  if (subscribe) {
+    subscription.listeners.push_back(listener);
+  } else if (!subscription.empty()) {
+    return false;
+  }
+  if (subscription.empty()) subscriptions_.erase(uri);
   return true;
 }
 
 bool ClientRelay::subscribed(std::string_view server) const {
   return std::any_of(subscriptions_.begin(), subscriptions_.end(), [&](const auto& entry) {
     return entry.second.server == server &&
-           !std::all_of(entry.second.sessions.begin(), entry.second.sessions.end(), gone);
+           (!entry.second.listeners.empty() ||
+            !std::all_of(entry.second.sessions.begin(), entry.second.sessions.end(), gone));
   });
 }
 
@@ -274,6 +297,13 @@ void ClientRelay::relay_notification(std::string_view server, std::string_view m
     if (it == subscriptions_.end()) return;
     for (const auto& weak : it->second.sessions) {
       if (auto client = weak.lock(); client && !client->closed()) client->notify(method, params);
+    }
+    for (auto& listener : listeners_) {
+      if (listener.ended ||
+          std::find(listener.uris.begin(), listener.uris.end(), *uri) == listener.uris.end()) {
+        continue;
+      }
+      listener.request->session()->notify(method, tagged(params, listener.id), listener.id);
     }
     return;
   }

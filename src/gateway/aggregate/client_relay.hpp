@@ -55,7 +55,10 @@ class ClientRelay {
   // on it, tagged with its subscriptionId (the listen request's id), until the request is
   // cancelled (its stream closed, notifications/cancelled) or end_listens() answers it.
   // `tools_change`: whether the tool list clients see can change (aggregate mode).
-  asio::awaitable<void> listen(mcp::IncomingRequest& request, bool tools_change);
+  // `resources`: the URIs subscribed for it (AggregateRouter::subscribe_listener, with the
+  // request as the listener); their notifications/resources/updated go on it too.
+  asio::awaitable<void> listen(mcp::IncomingRequest& request, bool tools_change,
+                               std::vector<std::string> resources);
   // Answers every open listen (the graceful end, at shutdown).
   void end_listens();
   std::size_t listens() const { return listeners_.size(); }
@@ -70,8 +73,13 @@ class ClientRelay {
   // only when no other session stays subscribed.
   bool update_subscription(std::string_view server, const std::string& uri,
                            const std::shared_ptr<mcp::Session>& client, bool subscribe);
-  // Whether an open client session is subscribed to a resource of `server` (it is then not
-  // idle-stopped).
+  // The same for a listen stream (`listener`, AggregateRouter::subscribe_listener): whether
+  // the server must be told (always for a subscribe; for an unsubscribe when nobody else is
+  // subscribed to `uri`).
+  bool update_listener_subscription(std::string_view server, const std::string& uri,
+                                    const void* listener, bool subscribe);
+  // Whether an open client session or listen stream is subscribed to a resource of `server`
+  // (it is then not idle-stopped).
   bool subscribed(std::string_view server) const;
 
   // A request of `client` (raw id `related`) forwarded to `server` while the returned scope
@@ -124,6 +132,8 @@ class ClientRelay {
   struct Subscription {
     std::string server;
     std::vector<std::weak_ptr<mcp::Session>> sessions;
+    std::vector<const void*> listeners;  // listen streams (2026-07-28)
+    bool empty() const { return sessions.empty() && listeners.empty(); }
   };
   std::map<std::string, Subscription, std::less<>> subscriptions_;
   std::list<ForwardEntry> forwards_;  // forwarding() scopes, oldest first
@@ -133,6 +143,7 @@ class ClientRelay {
     std::string id;  // the listen request's raw id: its subscriptionId
     bool tools = false, prompts = false, resources = false;
     core::Timer* wake;
+    std::vector<std::string> uris;  // resources/updated of these
     bool ended = false;
   };
   std::list<Listener> listeners_;

@@ -312,6 +312,45 @@ asio::awaitable<void> AggregateRouter::forward(mcp::IncomingRequest& request, Do
   mcp::answer(request, reply, kUnanswered);
 }
 
+asio::awaitable<std::vector<std::string>> AggregateRouter::subscribe_listener(
+    std::vector<std::string> uris, const void* listener) {
+  std::vector<std::string> subscribed;
+  const config::AccessPolicy& access = gateway_.policy().access;
+  for (auto& uri : uris) {
+    Downstream* d = owner_of_uri(uri);
+    if (!d || !withheld(access, config::Subject::resources, *d, uri).empty()) continue;
+    if (d->phase() != Phase::online) {
+      const bool online = co_await d->ensure_started();
+      if (!online) continue;
+    }
+    if (gateway_.clients().update_listener_subscription(d->name(), uri, listener, true)) {
+      mcp::Reply reply = co_await d->forward("resources/subscribe",
+                                             R"({"uri":)" + cj::quote(uri) + "}",
+                                             gateway_.call_timeout(*d, std::nullopt), nullptr);
+      if (!reply.ok()) {
+        gateway_.clients().update_listener_subscription(d->name(), uri, listener, false);
+        continue;
+      }
+    }
+    subscribed.push_back(std::move(uri));
+  }
+  co_return subscribed;
+}
+
+asio::awaitable<void> AggregateRouter::unsubscribe_listener(std::vector<std::string> uris,
+                                                            const void* listener) {
+  for (const auto& uri : uris) {
+    Downstream* d = owner_of_uri(uri);
+    if (!d) continue;
+    const bool last = gateway_.clients().update_listener_subscription(d->name(), uri, listener,
+                                                                      false);
+    if (last && d->phase() == Phase::online) {
+      co_await d->forward("resources/unsubscribe", R"({"uri":)" + cj::quote(uri) + "}",
+                          gateway_.call_timeout(*d, std::nullopt), nullptr);
+    }
+  }
+}
+
 Downstream* AggregateRouter::owner_of_uri(std::string_view uri) const {
   const auto& servers = gateway_.fleet().servers();
   for (const auto& d : servers) {

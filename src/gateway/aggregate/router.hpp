@@ -22,6 +22,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <string>
+#include <vector>
 #include <string_view>
 #include <utility>
 
@@ -46,6 +47,15 @@ class AggregateRouter {
   std::string public_name(const Downstream& server, std::string_view name) const;
   // The server and its own name for a public name (server nullptr when none).
   std::pair<Downstream*, std::string> resolve_public(std::string_view name) const;
+
+  // A listen stream's resource subscriptions (subscriptions/listen, `listener` its identity):
+  // each URI a server owns, that the policy does not withhold and whose server takes the
+  // subscription (resources/subscribe, started when needed) is subscribed; returns those.
+  asio::awaitable<std::vector<std::string>> subscribe_listener(std::vector<std::string> uris,
+                                                               const void* listener);
+  // Ends them: a server is told to unsubscribe a URI no other client is subscribed to.
+  asio::awaitable<void> unsubscribe_listener(std::vector<std::string> uris,
+                                             const void* listener);
 
  private:
   std::string list_prompts(std::string_view cursor) const;

@@ -144,6 +144,19 @@ TEST_F(ClientRelayTest, SessionsOfOneClientAreOneClientAndTheNewestRequestCarrie
   EXPECT_FALSE(stranger.received("alert"));
 }
 
+TEST_F(ClientRelayTest, AListenStreamKeepsAResourceSubscribedUntilTheLastSubscriberLeaves) {
+  Client a(io_);
+  relay_.add(a.session);
+  const int listen_stream = 0;  // a listen stream's identity: any address
+  EXPECT_TRUE(relay_.update_subscription("srv", "file:///a", a.session, true));
+  EXPECT_TRUE(relay_.update_listener_subscription("srv", "file:///a", &listen_stream, true));
+  // The session leaves; the listen stream still wants updates: the server is not told.
+  EXPECT_FALSE(relay_.update_subscription("srv", "file:///a", a.session, false));
+  EXPECT_TRUE(relay_.subscribed("srv"));
+  EXPECT_TRUE(relay_.update_listener_subscription("srv", "file:///a", &listen_stream, false));
+  EXPECT_FALSE(relay_.subscribed("srv"));
+}
+
 TEST_F(ClientRelayTest, AClosedSessionIsNotCountedAndReceivesNothing) {
   Client closed(io_);
   Client open(io_);
