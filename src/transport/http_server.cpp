@@ -175,7 +175,9 @@ void HttpServerImpl::set_incomplete(Connection& conn, bool incomplete) {
 }
 
 bool HttpServerImpl::may_keep_alive(const Connection& conn) const {
-  return !stopping_ && !conn.peer_gone && incomplete_.has_room(conn.address);
+  // A watched connection (a read pending to notice the peer closing) is closed after its
+  // answer, which must then say so (Connection: close), or a client reusing it fails.
+  return !stopping_ && !conn.peer_gone && !conn.watched && incomplete_.has_room(conn.address);
 }
 
 asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connection> conn) {

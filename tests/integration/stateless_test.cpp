@@ -56,6 +56,16 @@ TEST_F(Stateless, ARequestWithTheNewMetaIsServedWithoutASessionAndSaysItIsComple
   EXPECT_EQ(result.at("resultType"), "complete") << call.body;
   EXPECT_EQ(result_text(call.body), "no session");
 
+  // A plain JSON answer too says the connection closes after it (sluice watches it for the
+  // client closing, so it cannot keep it): a client reusing it would fail its next request.
+  Headers json_only = modern("tools/call", "fx__echo");
+  set_header(json_only, "Accept", "application/json");
+  auto plain = post(rpc("4", "tools/call",
+                        R"({"name":"fx__echo","arguments":{"text":"json"},)" + kMeta + "}"),
+                    json_only);
+  ASSERT_EQ(plain.status, 200) << plain.all();
+  EXPECT_EQ(plain.header("Connection"), std::optional<std::string>("close")) << plain.all();
+
   auto list = post(rpc("2", "tools/list", "{" + kMeta + "}"), modern("tools/list"));
   ASSERT_EQ(list.status, 200) << list.all();
   auto listed = bj::parse(list.body).at("result");
