@@ -201,22 +201,10 @@ asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request,
                                          const mcp::RequestEra& era,
                                          std::chrono::milliseconds wait_bound) {
   const rpc::Message& m = request.message();
-  // The work's request: the client's, without the inputResponses of a first call (they
-  // answer nothing yet, and the downstream speaks the 2025 revision).
-  std::optional<rpc::Message> work;
-  if (m.params_member("inputResponses")) {
-    bj::object params = *m.params_object();
-    params.erase("inputResponses");
-    auto parsed = rpc::parse(rpc::make_request(m.id(), m.method(), bj::serialize(params)),
-                             cj::ParseLimits{limits_.max_json_depth}, rpc::Strictness::client);
-    if (auto* msg = std::get_if<rpc::Message>(&parsed)) work = std::move(*msg);
-  } else {
-    work = m;
-  }
-  if (!work) {
-    request.respond_error(rpc::code::kInvalidParams, "Invalid params");
-    co_return;
-  }
+  // The work's request is the client's as it came (its arguments byte-exact). The
+  // inputResponses of a first call answer nothing yet: the work never reads them (a tool's
+  // call sends only its arguments on).
+  rpc::Message work = m;
   auto exchange = std::make_shared<Exchange>(io_, next_id_++, subject_of(m),
                                              std::string(caller_of(request)));
   exchange->limits = &limits_;
@@ -234,7 +222,7 @@ asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request,
   exchange->handler = make_handler_(exchange->session);
   exchange->session->attach(exchange.get(), exchange->handler.get());
   exchanges_.emplace(exchange->id, exchange);
-  exchange->session->on_message(std::move(*work));
+  exchange->session->on_message(std::move(work));
   co_await run_round(exchange, request, era, wait_bound);
 }
 
