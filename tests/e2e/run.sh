@@ -34,4 +34,5 @@ if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules
 fi
 
 exec node --test --test-reporter=spec sdk_client.test.mjs sdk_cancel.test.mjs sdk_http.test.mjs \
+  sdk2_modern.test.mjs \
   sdk_remote.test.mjs
