@@ -19,9 +19,12 @@ namespace {
 std::string sse_event(std::string_view id, std::string_view data) {
   std::string out;
   out.reserve(data.size() + id.size() + 32);
-  out += "id: ";
-  out += id;
-  out += "\nevent: message\n";
+  if (!id.empty()) {
+    out += "id: ";
+    out += id;
+    out += '\n';
+  }
+  out += "event: message\n";
   std::size_t start = 0;
   for (;;) {
     std::size_t nl = data.find('\n', start);
@@ -158,7 +161,9 @@ void HttpSession::send_related(std::string frame, std::string_view related) {
 
 void HttpSession::push(SseStream& stream, std::string_view frame) {
   std::uint64_t seq = stream.next_seq++;
-  std::string event = sse_event(event_id(stream, seq), frame);
+  // The 2026-07-28 revision has no resumption, so its events carry no id.
+  std::string event = sse_event(
+      protocol_version == mcp::kStatelessVersion ? std::string() : event_id(stream, seq), frame);
   stream.bytes += event.size();
   stream.events.emplace_back(seq, std::move(event));
   // Bounded replay: the oldest events go first; the newest is always kept.

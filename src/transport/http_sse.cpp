@@ -46,6 +46,14 @@ void take_new_events(SseStream& stream, std::string& body) {
   }
 }
 
+// How long a stream's head waits for its first event before it goes alone. A 2026-07-28
+// request's stream (no priming event, no resumption) keeps it until a keepalive is due: an
+// answer that comes as an error with a status of its own (-32021) can then still be a plain
+// JSON answer with that status.
+std::chrono::milliseconds first_event_wait(const Connection& conn, const core::Limits& limits) {
+  return conn.cancel_on_close ? limits.http_sse_keepalive : limits.http_sse_first_event_wait;
+}
+
 // A stream's answer as a plain JSON one, with the HTTP status its error has in its revision.
 Reply status_reply(SseStream& stream) {
   Reply reply;
@@ -101,7 +109,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
   std::string body;
   bool head_sent = false;
   bool head_due = long_lived;  // a GET's head goes at once
-  const auto first_deadline = core::Clock::now() + limits_.http_sse_first_event_wait;
+  const auto first_deadline = core::Clock::now() + first_event_wait(*conn, limits_);
   bool clean = true;
   bool done = false;
   std::string out;

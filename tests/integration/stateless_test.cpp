@@ -66,6 +66,16 @@ TEST_F(Stateless, ARequestWithTheNewMetaIsServedWithoutASessionAndSaysItIsComple
   ASSERT_EQ(plain.status, 200) << plain.all();
   EXPECT_EQ(plain.header("Connection"), std::optional<std::string>("close")) << plain.all();
 
+  // Its SSE answer carries no event id: the revision has no resumption.
+  Headers sse_only = modern("tools/call", "fx__echo");
+  set_header(sse_only, "Accept", "text/event-stream");
+  auto streamed = post(rpc("5", "tools/call",
+                           R"({"name":"fx__echo","arguments":{"text":"sse"},)" + kMeta + "}"),
+                       sse_only);
+  ASSERT_EQ(streamed.status, 200) << streamed.all();
+  EXPECT_NE(streamed.body.find("event: message\ndata: "), std::string::npos) << streamed.body;
+  EXPECT_EQ(streamed.body.find("id:"), std::string::npos) << streamed.body;
+
   auto list = post(rpc("2", "tools/list", "{" + kMeta + "}"), modern("tools/list"));
   ASSERT_EQ(list.status, 200) << list.all();
   auto listed = bj::parse(list.body).at("result");
