@@ -108,9 +108,8 @@ class Gateway::ClientHandler : public mcp::Handler {
     // Set in any case: an initialized session takes the stateful era's notifications.
     auto caps = request.message().params_member("capabilities");
     std::string declared = caps ? std::string(core::json::trim(*caps)) : std::string();
-    request.session()->set_peer_capabilities(declared.empty() || declared.front() != '{'
-                                                 ? std::string("{}")
-                                                 : std::move(declared));
+    request.session()->set_peer_capabilities(
+        declared.empty() || declared.front() != '{' ? std::string("{}") : std::move(declared));
     if (const auto& on_client_info = gateway_.options().on_client_info) {
       const auto* params = request.message().params_object();
       const auto* info = params ? params->if_contains("clientInfo") : nullptr;
@@ -143,14 +142,15 @@ class Gateway::ClientHandler : public mcp::Handler {
     bj::array versions;
     for (auto v : mcp::kSupportedVersions) versions.emplace_back(v);
     versions.emplace_back(mcp::kStatelessVersion);
-    bj::object result{{"supportedVersions", std::move(versions)},
-                      {"capabilities",
-                       bj::object{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}},
-                                  {"prompts", bj::object{{"listChanged", true}}},
-                                  {"resources", bj::object{{"listChanged", true}}},
-                                  {"completions", bj::object()}}},
-                      {"instructions", kInstructions},
-                      {"_meta", bj::object{{mcp::meta_key::kServerInfo, server_info()}}}};
+    bj::object result{
+        {"supportedVersions", std::move(versions)},
+        {"capabilities",
+         bj::object{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}},
+                    {"prompts", bj::object{{"listChanged", true}}},
+                    {"resources", bj::object{{"listChanged", true}}},
+                    {"completions", bj::object()}}},
+        {"instructions", kInstructions},
+        {"_meta", bj::object{{mcp::meta_key::kServerInfo, server_info()}}}};
     request.respond_result(bj::serialize(result));
   }
 

@@ -58,9 +58,9 @@ RequestEra classify(const rpc::Message& request, bool stateless,
   }
   // Without a protocolVersion, the revision's other keys still say which era a request is
   // of (over stdio no header does).
-  const bool modern_keys = fields && (fields->contains(meta_key::kClientCapabilities) ||
-                                      fields->contains(meta_key::kClientInfo) ||
-                                      fields->contains(meta_key::kLogLevel));
+  const bool modern_keys =
+      fields && (fields->contains(meta_key::kClientCapabilities) ||
+                 fields->contains(meta_key::kClientInfo) || fields->contains(meta_key::kLogLevel));
   if (!version && !stateless && !modern_keys) return era;
   era.stateless = true;
   if (!fields) {

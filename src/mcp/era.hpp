@@ -55,19 +55,19 @@ struct RequestEra {
 // The era of a client request (params already parsed strictly, rpc::Strictness::client).
 // A request without `_meta` protocolVersion is of the stateful era and is never refused
 // here, unless its `_meta` holds another of the revision's keys (clientCapabilities,
-// clientInfo, logLevel: refused for the missing version) or `stateless` says the transport already knows it is of the 2026 era (an HTTP
-// request without a session naming no stateful revision in its header). `header_version`:
-// the HTTP MCP-Protocol-Version header, which must equal the _meta version (-32020).
-// The checks run in the revision's order: _meta and its protocolVersion present (-32602),
-// the header equal to it (-32020), the version supported (-32022), clientCapabilities and
+// clientInfo, logLevel: refused for the missing version) or `stateless` says the transport already
+// knows it is of the 2026 era (an HTTP request without a session naming no stateful revision in its
+// header). `header_version`: the HTTP MCP-Protocol-Version header, which must equal the _meta
+// version (-32020). The checks run in the revision's order: _meta and its protocolVersion present
+// (-32602), the header equal to it (-32020), the version supported (-32022), clientCapabilities and
 // the optional clientInfo and logLevel well formed (-32602), the method served (-32601).
 RequestEra classify(const rpc::Message& request, bool stateless = false,
                     std::optional<std::string_view> header_version = std::nullopt);
 
 // Whether sluice serves a method to stateless (2026-07-28) requests: discovery, the lists,
-// tools/call, prompts/get, resources/read, completion and subscriptions/listen. Any other method, among them the
-// ones the revision removed (initialize, ping, logging/setLevel, resources/subscribe), gets
-// -32601, and HTTP 404.
+// tools/call, prompts/get, resources/read, completion and subscriptions/listen. Any other method,
+// among them the ones the revision removed (initialize, ping, logging/setLevel,
+// resources/subscribe), gets -32601, and HTTP 404.
 bool served_statelessly(std::string_view method);
 
 // The JSON-RPC error object of a refusal, and its whole frame for the request id `id_json`.

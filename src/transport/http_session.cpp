@@ -128,8 +128,8 @@ void HttpSession::send_response(std::string frame, std::string_view request_id) 
   if (protocol_version == mcp::kStatelessVersion) {
     auto error = cj::member_span(frame, "error");
     auto code = error ? cj::member_span(*error, "code") : std::nullopt;
-    if (code && cj::trim(*code) ==
-                    std::to_string(mcp::era_code::kMissingRequiredClientCapability)) {
+    if (code &&
+        cj::trim(*code) == std::to_string(mcp::era_code::kMissingRequiredClientCapability)) {
       s->error_status = 400;
       if (s->sse) s->json_body = frame;
     }

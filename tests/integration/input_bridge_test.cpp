@@ -37,10 +37,10 @@ class InputBridgeStdio : public ::testing::Test {
     // never does for a cancelled call: the drain at exit is kept short.
     auto cfg = dir_.write(".mcp.json", R"({"sluice":{"drainMs":200},"mcpServers":{"conf":)" +
                                            bj::serialize(entry) + "}}");
-    sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--expose",
-                                 "all"},
-        dir_.path(), dir_.path());
+    sluice_ =
+        std::make_unique<Sluice>(std::vector<std::string>{"serve", "--no-discover", "--config",
+                                                          cfg.string(), "--expose", "all"},
+                                 dir_.path(), dir_.path());
   }
   void TearDown() override {
     expect_clean_exit(*sluice_);
@@ -75,8 +75,8 @@ TEST_F(InputBridgeStdio, AnElicitationBecomesInputRequiredAndTheRetryCompletesTh
   EXPECT_EQ(asked.at("params").at("message"), "What is your name?") << "the server's own params";
   ASSERT_TRUE(result.at("requestState").is_string()) << first;
 
-  std::string answer = R"("inputResponses":{")" + key + R"(":)" +
-                       accept(R"({"name":"Ada"})") + R"(},"requestState":)" + state_of(first);
+  std::string answer = R"("inputResponses":{")" + key + R"(":)" + accept(R"({"name":"Ada"})") +
+                       R"(},"requestState":)" + state_of(first);
   auto second = call("2", call_params("test_input_required_result_elicitation", answer));
   EXPECT_EQ(second.at("result").at("resultType"), "complete") << second;
   EXPECT_EQ(second.at("result").at("content").at(0).at("text"), "Hello, Ada!") << second;
@@ -101,10 +101,10 @@ TEST_F(InputBridgeStdio, AStateThatWasAlteredOrIsForAnotherRequestIsRefused) {
   for (const auto& [name, params] : std::vector<std::pair<std::string, std::string>>{
            {"tampered", call_params("test_input_required_result_request_state",
                                     with_state(state + "-TAMPERED"))},
-           {"altered", call_params("test_input_required_result_request_state",
-                                   with_state(altered))},
-           {"another tool", call_params("test_input_required_result_tampered_state",
-                                        with_state(state))}}) {
+           {"altered",
+            call_params("test_input_required_result_request_state", with_state(altered))},
+           {"another tool",
+            call_params("test_input_required_result_tampered_state", with_state(state))}}) {
     SCOPED_TRACE(name);
     auto refused = call("2", params);
     ASSERT_TRUE(refused.as_object().contains("error")) << refused;
@@ -136,8 +136,8 @@ TEST_F(InputBridgeStdio, RequestsSentTogetherAreOneRoundAndLaterOnesAnother) {
     responses += (responses.empty() ? "" : ",") + bj::serialize(bj::value(key)) + ":" + response;
   }
   auto done = call("2", call_params("test_input_required_result_multiple_inputs",
-                                    R"("inputResponses":{)" + responses +
-                                        R"(},"requestState":)" + state_of(together)));
+                                    R"("inputResponses":{)" + responses + R"(},"requestState":)" +
+                                        state_of(together)));
   EXPECT_EQ(done.at("result").at("content").at(0).at("text"),
             "Hello, Ada! Greeting: Hi. Roots: file:///work")
       << done;
@@ -145,10 +145,10 @@ TEST_F(InputBridgeStdio, RequestsSentTogetherAreOneRoundAndLaterOnesAnother) {
   // A server that asks again after the first answer: a second round, with a new state.
   auto r1 = call("3", call_params("test_input_required_result_multi_round"));
   std::string k1 = only_key(r1);
-  auto r2 = call("4", call_params("test_input_required_result_multi_round",
-                                  R"("inputResponses":{")" + k1 + R"(":)" +
-                                      accept(R"({"name":"Ada"})") + R"(},"requestState":)" +
-                                      state_of(r1)));
+  auto r2 =
+      call("4", call_params("test_input_required_result_multi_round",
+                            R"("inputResponses":{")" + k1 + R"(":)" + accept(R"({"name":"Ada"})") +
+                                R"(},"requestState":)" + state_of(r1)));
   ASSERT_EQ(r2.at("result").at("resultType"), "input_required") << r2;
   EXPECT_NE(state_of(r2), state_of(r1));
   std::string k2 = only_key(r2);
@@ -157,10 +157,10 @@ TEST_F(InputBridgeStdio, RequestsSentTogetherAreOneRoundAndLaterOnesAnother) {
                                      R"("inputResponses":{},"requestState":)" + state_of(r2)));
   ASSERT_EQ(again.at("result").at("resultType"), "input_required") << again;
   EXPECT_EQ(only_key(again), k2);
-  auto r3 = call("6", call_params("test_input_required_result_multi_round",
-                                  R"("inputResponses":{")" + k2 + R"(":)" +
-                                      accept(R"({"color":"blue"})") + R"(},"requestState":)" +
-                                      state_of(again)));
+  auto r3 = call(
+      "6", call_params("test_input_required_result_multi_round",
+                       R"("inputResponses":{")" + k2 + R"(":)" + accept(R"({"color":"blue"})") +
+                           R"(},"requestState":)" + state_of(again)));
   EXPECT_EQ(r3.at("result").at("content").at(0).at("text"),
             "Hello, Ada! Your favourite colour is blue.")
       << r3;
@@ -171,8 +171,7 @@ TEST_F(InputBridgeStdio, OnlyDeclaredCapabilitiesAreAskedFor) {
   auto refused = call("1", call_params("test_missing_capability", "", R"({"elicitation":{}})"));
   ASSERT_TRUE(refused.as_object().contains("error")) << refused;
   EXPECT_EQ(refused.at("error").at("code"), -32021) << refused;
-  EXPECT_TRUE(
-      refused.at("error").at("data").at("requiredCapabilities").at("sampling").is_object())
+  EXPECT_TRUE(refused.at("error").at("data").at("requiredCapabilities").at("sampling").is_object())
       << refused;
   // Declared: asked, and answered.
   auto asked = call("2", call_params("test_missing_capability", "", R"({"sampling":{}})"));
@@ -194,8 +193,8 @@ TEST_F(InputBridgeStdio, APromptCanAskForInputToo) {
   std::string key = only_key(first);
   auto done = call("2",
                    R"({"name":"conf__test_input_required_result_prompt","inputResponses":{")" +
-                       key + R"(":)" + accept(R"({"context":"tests"})") +
-                       R"(},"requestState":)" + state_of(first) + "," + meta(kAll) + "}",
+                       key + R"(":)" + accept(R"({"context":"tests"})") + R"(},"requestState":)" +
+                       state_of(first) + "," + meta(kAll) + "}",
                    "prompts/get");
   EXPECT_EQ(done.at("result").at("messages").at(0).at("content").at("text"), "Context: tests")
       << done;
@@ -249,8 +248,8 @@ TEST_F(InputBridgeStdio, AListenStreamCarriesOnlyWhatItOptedInToTaggedWithItsId)
     for (const auto& line : sluice_->notifications()) {
       bj::value n = bj::parse(line);
       const auto* params = n.as_object().if_contains("params");
-      const auto* tag = params && params->is_object() ? params->as_object().if_contains("_meta")
-                                                      : nullptr;
+      const auto* tag =
+          params && params->is_object() ? params->as_object().if_contains("_meta") : nullptr;
       if (!tag) continue;
       EXPECT_EQ(tag->at("io.modelcontextprotocol/subscriptionId"), "listen-1") << line;
       out.emplace_back(n.at("method").as_string());
@@ -267,7 +266,8 @@ TEST_F(InputBridgeStdio, AListenStreamCarriesOnlyWhatItOptedInToTaggedWithItsId)
   EXPECT_NE(std::find(seen.begin(), seen.end(), "notifications/prompts/list_changed"), seen.end());
   EXPECT_EQ(std::find(seen.begin(), seen.end(), "notifications/tools/list_changed"), seen.end())
       << "a type the stream did not ask for";
-  sluice_->send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen-1"}})");
+  sluice_->send(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"listen-1"}})");
 }
 
 // Over HTTP: -32021 is answered with HTTP 400; a client that never retries has its work
@@ -293,9 +293,9 @@ class InputBridgeHttp : public HttpFrontEnd {
     auto cfg = dir_.write("conf.json", R"({"sluice":)" + policy + R"(,"mcpServers":{"conf":)" +
                                            bj::serialize(entry) + "}}");
     sluice_ = std::make_unique<Sluice>(
-        std::vector<std::string>{"serve", "--transport", "http", "--host", "127.0.0.1",
-                                 "--port", "0", "--no-discover", "--config", cfg.string(),
-                                 "--port-file", (dir_.path() / "port").string(), "--state-dir",
+        std::vector<std::string>{"serve", "--transport", "http", "--host", "127.0.0.1", "--port",
+                                 "0", "--no-discover", "--config", cfg.string(), "--port-file",
+                                 (dir_.path() / "port").string(), "--state-dir",
                                  (dir_.path() / "state").string(), "--expose", "all"},
         dir_.path(), dir_.path());
     port_ = read_port(*sluice_, dir_.path() / "port");
@@ -306,15 +306,15 @@ class InputBridgeHttp : public HttpFrontEnd {
 TEST_F(InputBridgeHttp, AMissingCapabilityIsABadRequestAndAnAbandonedWaitEndsAtItsBound) {
   start_with_conformance_fixture(R"({"callTimeoutMs":1000,"abandonMs":1000,"drainMs":200})");
   const std::string tool = "conf__test_input_required_result_sampling";
-  auto refused = post(rpc("1", "tools/call",
-                          R"({"name":")" + tool + R"(","arguments":{},)" + meta("{}") + "}"),
-                      modern("tools/call", tool));
+  auto refused = post(
+      rpc("1", "tools/call", R"({"name":")" + tool + R"(","arguments":{},)" + meta("{}") + "}"),
+      modern("tools/call", tool));
   EXPECT_EQ(refused.status, 400) << refused.all();
   EXPECT_EQ(bj::parse(refused.body).at("error").at("code"), -32021) << refused.body;
 
-  auto asked = post(rpc("2", "tools/call",
-                        R"({"name":")" + tool + R"(","arguments":{},)" + meta(kAll) + "}"),
-                    modern("tools/call", tool));
+  auto asked = post(
+      rpc("2", "tools/call", R"({"name":")" + tool + R"(","arguments":{},)" + meta(kAll) + "}"),
+      modern("tools/call", tool));
   ASSERT_EQ(asked.status, 200) << asked.all();
   EXPECT_EQ(bj::parse(asked.body).at("result").at("resultType"), "input_required") << asked.body;
   EXPECT_EQ(metric("sluice_input_required_waiting"), 1);

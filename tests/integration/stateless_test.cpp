@@ -56,22 +56,20 @@ TEST_F(Stateless, ARequestWithTheNewMetaIsServedWithoutASessionAndSaysItIsComple
   EXPECT_EQ(result.at("resultType"), "complete") << call.body;
   EXPECT_EQ(result_text(call.body), "no session");
 
+  // An echo call accepting only `accept`.
+  auto echo_accepting = [&](const std::string& id, const std::string& accept) {
+    Headers h = modern("tools/call", "fx__echo");
+    set_header(h, "Accept", accept);
+    return post(
+        rpc(id, "tools/call", R"({"name":"fx__echo","arguments":{"text":"x"},)" + kMeta + "}"), h);
+  };
   // A plain JSON answer too says the connection closes after it (sluice watches it for the
   // client closing, so it cannot keep it): a client reusing it would fail its next request.
-  Headers json_only = modern("tools/call", "fx__echo");
-  set_header(json_only, "Accept", "application/json");
-  auto plain = post(rpc("4", "tools/call",
-                        R"({"name":"fx__echo","arguments":{"text":"json"},)" + kMeta + "}"),
-                    json_only);
+  auto plain = echo_accepting("4", "application/json");
   ASSERT_EQ(plain.status, 200) << plain.all();
   EXPECT_EQ(plain.header("Connection"), std::optional<std::string>("close")) << plain.all();
-
   // Its SSE answer carries no event id: the revision has no resumption.
-  Headers sse_only = modern("tools/call", "fx__echo");
-  set_header(sse_only, "Accept", "text/event-stream");
-  auto streamed = post(rpc("5", "tools/call",
-                           R"({"name":"fx__echo","arguments":{"text":"sse"},)" + kMeta + "}"),
-                       sse_only);
+  auto streamed = echo_accepting("5", "text/event-stream");
   ASSERT_EQ(streamed.status, 200) << streamed.all();
   EXPECT_NE(streamed.body.find("event: message\ndata: "), std::string::npos) << streamed.body;
   EXPECT_EQ(streamed.body.find("id:"), std::string::npos) << streamed.body;
@@ -160,7 +158,8 @@ TEST_F(Stateless, ClosingTheResponseStreamCancelsTheCall) {
   // does the gate open, or the call could finish before the close is seen.
   const std::string abandoned = "\nsluice_calls_abandoned_in_flight{server=\"fx\"} 1\n";
   auto seen = std::chrono::steady_clock::now() + kGuard;
-  while (exchange("GET", "/metrics", {{"Host", host()}}).body.find(abandoned) == std::string::npos &&
+  while (exchange("GET", "/metrics", {{"Host", host()}}).body.find(abandoned) ==
+             std::string::npos &&
          std::chrono::steady_clock::now() < seen) {
     std::this_thread::sleep_for(20ms);  // a counter in another process: polled, bounded
   }

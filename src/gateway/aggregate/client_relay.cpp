@@ -63,17 +63,15 @@ asio::awaitable<void> ClientRelay::listen(mcp::IncomingRequest& request, bool to
     return v && v->is_bool() && v->get_bool();
   };
   core::Timer wake(request.session()->io());
-  Listener& self = listeners_.emplace_back(Listener{&request, std::string(request.message().id()),
-                                                    asked("toolsListChanged") && tools_change,
-                                                    asked("promptsListChanged"),
-                                                    asked("resourcesListChanged"), &wake,
-                                                    std::move(resources)});
+  Listener& self = listeners_.emplace_back(Listener{
+      &request, std::string(request.message().id()), asked("toolsListChanged") && tools_change,
+      asked("promptsListChanged"), asked("resourcesListChanged"), &wake, std::move(resources)});
   auto me = std::prev(listeners_.end());
   // The acknowledgement first: what this stream will carry.
   std::string honoured = "{";
-  for (auto [key, on] : {std::pair{"toolsListChanged", self.tools},
-                         std::pair{"promptsListChanged", self.prompts},
-                         std::pair{"resourcesListChanged", self.resources}}) {
+  for (auto [key, on] :
+       {std::pair{"toolsListChanged", self.tools}, std::pair{"promptsListChanged", self.prompts},
+        std::pair{"resourcesListChanged", self.resources}}) {
     if (!on) continue;
     honoured += (honoured.size() > 1 ? "," : "") + fmt::format(R"("{}":true)", key);
   }
@@ -173,9 +171,9 @@ bool ClientRelay::subscribed(std::string_view server) const {
 bool ClientRelay::join(Route& route, std::shared_ptr<mcp::Session> client,
                        const std::string& related, bool& related_found) {
   // One client: the same session, or sessions that speak for the same client.
-  const bool same = !route.client || client == route.client ||
-                    (!client->client_key().empty() &&
-                     client->client_key() == route.client->client_key());
+  const bool same =
+      !route.client || client == route.client ||
+      (!client->client_key().empty() && client->client_key() == route.client->client_key());
   if (!same) {
     route = Route{nullptr, {}, true};
     return false;
@@ -206,10 +204,10 @@ ClientRelay::Route ClientRelay::route_to(std::string_view server) const {
     if (record.server != server) continue;
     auto client = record.client_session.lock();
     if (!client || client->closed()) continue;
-    pending.push_back({std::move(client),
-                       record.state == CallRecord::State::running ? &record.client_request_id
-                                                                   : &kNone,
-                       record.started_at});
+    pending.push_back(
+        {std::move(client),
+         record.state == CallRecord::State::running ? &record.client_request_id : &kNone,
+         record.started_at});
   }
   for (auto it = forwards_.rbegin(); it != forwards_.rend(); ++it) {
     const ForwardEntry& forward = *it;

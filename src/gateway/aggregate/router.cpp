@@ -324,9 +324,9 @@ asio::awaitable<std::vector<std::string>> AggregateRouter::subscribe_listener(
       if (!online) continue;
     }
     if (gateway_.clients().update_listener_subscription(d->name(), uri, listener, true)) {
-      mcp::Reply reply = co_await d->forward("resources/subscribe",
-                                             R"({"uri":)" + cj::quote(uri) + "}",
-                                             gateway_.call_timeout(*d, std::nullopt), nullptr);
+      mcp::Reply reply =
+          co_await d->forward("resources/subscribe", R"({"uri":)" + cj::quote(uri) + "}",
+                              gateway_.call_timeout(*d, std::nullopt), nullptr);
       if (!reply.ok()) {
         gateway_.clients().update_listener_subscription(d->name(), uri, listener, false);
         continue;
@@ -342,8 +342,8 @@ asio::awaitable<void> AggregateRouter::unsubscribe_listener(std::vector<std::str
   for (const auto& uri : uris) {
     Downstream* d = owner_of_uri(uri);
     if (!d) continue;
-    const bool last = gateway_.clients().update_listener_subscription(d->name(), uri, listener,
-                                                                      false);
+    const bool last =
+        gateway_.clients().update_listener_subscription(d->name(), uri, listener, false);
     if (last && d->phase() == Phase::online) {
       co_await d->forward("resources/unsubscribe", R"({"uri":)" + cj::quote(uri) + "}",
                           gateway_.call_timeout(*d, std::nullopt), nullptr);

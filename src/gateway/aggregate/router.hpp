@@ -22,9 +22,9 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <string>
-#include <vector>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace sluice::gateway {
 
@@ -54,8 +54,7 @@ class AggregateRouter {
   asio::awaitable<std::vector<std::string>> subscribe_listener(std::vector<std::string> uris,
                                                                const void* listener);
   // Ends them: a server is told to unsubscribe a URI no other client is subscribed to.
-  asio::awaitable<void> unsubscribe_listener(std::vector<std::string> uris,
-                                             const void* listener);
+  asio::awaitable<void> unsubscribe_listener(std::vector<std::string> uris, const void* listener);
 
  private:
   std::string list_prompts(std::string_view cursor) const;

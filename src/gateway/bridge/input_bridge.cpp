@@ -78,8 +78,8 @@ class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from
   const std::string caller;
   std::shared_ptr<mcp::Session> session;
   std::unique_ptr<mcp::Handler> handler;
-  std::deque<Ask> asks;    // not shown to the client yet
-  std::vector<Ask> shown;  // in the latest input_required, waiting for their responses
+  std::deque<Ask> asks;               // not shown to the client yet
+  std::vector<Ask> shown;             // in the latest input_required, waiting for their responses
   std::optional<std::string> answer;  // the work's response frame
   bool work_ended = false;            // the work ended without an answer (cancelled)
   bool gathered = false;              // the asks sent together have all arrived
@@ -104,14 +104,12 @@ class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from
     wake.cancel();
   }
   void send(std::string frame) override { from_work(frame); }
-  void send_related(std::string frame, std::string_view /*related*/) override {
-    from_work(frame);
-  }
+  void send_related(std::string frame, std::string_view /*related*/) override { from_work(frame); }
 
   // Hands the bridge session a response frame (an answer to one of its requests).
   void deliver(std::string frame, const core::Limits& limits) {
-    auto parsed = rpc::parse(std::move(frame), cj::ParseLimits{limits.max_json_depth},
-                             rpc::Strictness::peer);
+    auto parsed =
+        rpc::parse(std::move(frame), cj::ParseLimits{limits.max_json_depth}, rpc::Strictness::peer);
     if (auto* m = std::get_if<rpc::Message>(&parsed)) session->on_message(std::move(*m));
   }
 
@@ -173,8 +171,7 @@ class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from
   }
 };
 
-InputBridge::InputBridge(asio::io_context& io, const core::Limits& limits,
-                         MakeHandler make_handler)
+InputBridge::InputBridge(asio::io_context& io, const core::Limits& limits, MakeHandler make_handler)
     : io_(io), limits_(limits), make_handler_(std::move(make_handler)) {}
 
 InputBridge::~InputBridge() {
@@ -186,8 +183,7 @@ bool InputBridge::bridges(std::string_view method) {
   return method == "tools/call" || method == "prompts/get" || method == "resources/read";
 }
 
-asio::awaitable<void> InputBridge::serve(mcp::IncomingRequest& request,
-                                         const mcp::RequestEra& era,
+asio::awaitable<void> InputBridge::serve(mcp::IncomingRequest& request, const mcp::RequestEra& era,
                                          std::chrono::milliseconds wait_bound) {
   reap();
   if (request.message().params_member("requestState")) {
@@ -197,16 +193,15 @@ asio::awaitable<void> InputBridge::serve(mcp::IncomingRequest& request,
   }
 }
 
-asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request,
-                                         const mcp::RequestEra& era,
+asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request, const mcp::RequestEra& era,
                                          std::chrono::milliseconds wait_bound) {
   const rpc::Message& m = request.message();
   // The work's request is the client's as it came (its arguments byte-exact). The
   // inputResponses of a first call answer nothing yet: the work never reads them (a tool's
   // call sends only its arguments on).
   rpc::Message work = m;
-  auto exchange = std::make_shared<Exchange>(io_, next_id_++, subject_of(m),
-                                             std::string(caller_of(request)));
+  auto exchange =
+      std::make_shared<Exchange>(io_, next_id_++, subject_of(m), std::string(caller_of(request)));
   exchange->limits = &limits_;
   mcp::SessionOptions options;
   options.label = request.session()->label();
@@ -226,8 +221,7 @@ asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request,
   co_await run_round(exchange, request, era, wait_bound);
 }
 
-asio::awaitable<void> InputBridge::resume(mcp::IncomingRequest& request,
-                                          const mcp::RequestEra& era,
+asio::awaitable<void> InputBridge::resume(mcp::IncomingRequest& request, const mcp::RequestEra& era,
                                           std::chrono::milliseconds wait_bound) {
   const rpc::Message& m = request.message();
   const bj::object* params = m.params_object();
@@ -320,7 +314,8 @@ void InputBridge::ask_for_input(Exchange& ex, mcp::IncomingRequest& request,
   if (!missing.empty()) {
     ++counters_.missing_capability;
     std::string names;
-    for (const auto& [name, value] : missing) names += (names.empty() ? "" : ", ") + std::string(name);
+    for (const auto& [name, value] : missing)
+      names += (names.empty() ? "" : ", ") + std::string(name);
     request.respond_error_raw(fmt::format(
         R"({{"code":{},"message":{},"data":{{"requiredCapabilities":{}}}}})",
         mcp::era_code::kMissingRequiredClientCapability,
@@ -342,9 +337,9 @@ void InputBridge::ask_for_input(Exchange& ex, mcp::IncomingRequest& request,
   ex.gathered = false;
   std::string state = sealer_.seal(SealedState{ex.id, ex.round, expires}, ex.subject, ex.caller);
   ++counters_.input_required;
-  request.respond_result(fmt::format(
-      R"({{"resultType":"input_required","inputRequests":{},"requestState":{}}})", inputs,
-      cj::quote(state)));
+  request.respond_result(
+      fmt::format(R"({{"resultType":"input_required","inputRequests":{},"requestState":{}}})",
+                  inputs, cj::quote(state)));
   // A client that does not come back by the expiry has its exchange ended.
   ex.expiry.expires_at(expires);
   ex.expiry.async_wait([this, id = ex.id, round = ex.round](boost::system::error_code ec) {
@@ -352,8 +347,9 @@ void InputBridge::ask_for_input(Exchange& ex, mcp::IncomingRequest& request,
     auto it = exchanges_.find(id);
     if (it == exchanges_.end() || it->second->round != round || it->second->current) return;
     ++counters_.abandoned;
-    core::log::info("a request waiting for its client's input was not resumed in time: its "
-                    "work is cancelled");
+    core::log::info(
+        "a request waiting for its client's input was not resumed in time: its "
+        "work is cancelled");
     end(*it->second);
   });
 }

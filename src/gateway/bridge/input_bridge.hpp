@@ -87,9 +87,8 @@ class InputBridge {
   asio::awaitable<void> resume(mcp::IncomingRequest& request, const mcp::RequestEra& era,
                                std::chrono::milliseconds wait_bound);
   // Waits for the exchange's answer or its next questions, and answers `request` with it.
-  asio::awaitable<void> run_round(std::shared_ptr<Exchange> exchange,
-                                  mcp::IncomingRequest& request, const mcp::RequestEra& era,
-                                  std::chrono::milliseconds wait_bound);
+  asio::awaitable<void> run_round(std::shared_ptr<Exchange> exchange, mcp::IncomingRequest& request,
+                                  const mcp::RequestEra& era, std::chrono::milliseconds wait_bound);
   void ask_for_input(Exchange& exchange, mcp::IncomingRequest& request,
                      std::chrono::milliseconds wait_bound);
   // Ends `exchange`: its work is cancelled (nothing when it already answered).

@@ -48,8 +48,8 @@ StateSealer::StateSealer() {
 std::string StateSealer::mac_hex(std::string_view body, std::string_view subject,
                                  std::string_view caller) const {
   // Lengths first, so that no two (subject, caller) pairs make the same message.
-  std::string message = fmt::format("{}\n{}:{}\n{}:{}", body, subject.size(), subject,
-                                    caller.size(), caller);
+  std::string message =
+      fmt::format("{}\n{}:{}\n{}:{}", body, subject.size(), subject, caller.size(), caller);
   std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
   unsigned int size = 0;
   HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
@@ -66,9 +66,9 @@ std::string StateSealer::mac_hex(std::string_view body, std::string_view subject
 
 std::string StateSealer::seal(const SealedState& state, std::string_view subject,
                               std::string_view caller) const {
-  const auto expires = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           state.expires.time_since_epoch())
-                           .count();
+  const auto expires =
+      std::chrono::duration_cast<std::chrono::milliseconds>(state.expires.time_since_epoch())
+          .count();
   std::string body = fmt::format("{}{}.{}.{}", kPrefix, state.exchange, state.round, expires);
   return body + "." + mac_hex(body, subject, caller);
 }

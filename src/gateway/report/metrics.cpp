@@ -118,10 +118,9 @@ void append_servers(std::string& out, const std::vector<ServerRow>& rows,
          "Malformed entries skipped in a server's last listing, by server and list.");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& skipped = downstreams[i]->skipped_entries();
-    for (auto [list, n] :
-         {std::pair{"tools", skipped.tools}, std::pair{"prompts", skipped.prompts},
-          std::pair{"resources", skipped.resources},
-          std::pair{"resource_templates", skipped.resource_templates}}) {
+    for (auto [list, n] : {std::pair{"tools", skipped.tools}, std::pair{"prompts", skipped.prompts},
+                           std::pair{"resources", skipped.resources},
+                           std::pair{"resource_templates", skipped.resource_templates}}) {
       out += fmt::format("sluice_list_entries_skipped{{server=\"{}\",list=\"{}\"}} {}\n",
                          rows[i].server, list, n);
     }
