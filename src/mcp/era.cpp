@@ -35,6 +35,20 @@ std::string supported_versions_json() {
 
 }  // namespace
 
+std::optional<std::size_t> log_level_rank(std::string_view level) {
+  for (std::size_t i = 0; i < kLogLevels.size(); ++i) {
+    if (kLogLevels[i] == level) return i;
+  }
+  return std::nullopt;
+}
+
+std::string_view required_client_capability(std::string_view method) {
+  if (method == "sampling/createMessage") return "sampling";
+  if (method == "elicitation/create") return "elicitation";
+  if (method == "roots/list") return "roots";
+  return {};
+}
+
 bool served_statelessly(std::string_view method) {
   static constexpr std::array<std::string_view, 10> kServed = {
       "server/discover",     "tools/list",          "tools/call",     "prompts/list",
@@ -97,11 +111,7 @@ RequestEra classify(const rpc::Message& request, bool stateless,
     return era;
   }
   if (const bj::value* level = fields->if_contains(meta_key::kLogLevel)) {
-    bool known = false;
-    if (level->is_string()) {
-      for (auto l : kLogLevels) known = known || level->get_string() == l;
-    }
-    if (!known) {
+    if (!level->is_string() || !log_level_rank(level->get_string())) {
       era.refusal = invalid_meta("io.modelcontextprotocol/logLevel is not a log level");
       return era;
     }

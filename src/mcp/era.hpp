@@ -11,6 +11,7 @@
 // Pure functions; any thread.
 #include "rpc/message.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,13 @@ struct RequestEra {
 // the optional clientInfo and logLevel well formed (-32602), the method served (-32601).
 RequestEra classify(const rpc::Message& request, bool stateless = false,
                     std::optional<std::string_view> header_version = std::nullopt);
+
+// The rank of a log level, from debug (0) to emergency (7); nullopt for no level.
+std::optional<std::size_t> log_level_rank(std::string_view level);
+
+// The client capability a server-to-client request needs (sampling/createMessage: sampling,
+// elicitation/create: elicitation, roots/list: roots); empty for any other method.
+std::string_view required_client_capability(std::string_view method);
 
 // Whether sluice serves a method to stateless (2026-07-28) requests: discovery, the lists,
 // tools/call, prompts/get, resources/read, completion and subscriptions/listen. Any other method,

@@ -253,11 +253,8 @@ std::string ClientRelay::refusal(const Route& route, std::string_view method) {
            "client it is for";
   }
   if (!route.client) return "no client is connected";
-  const char* needs = method == "sampling/createMessage" ? "sampling"
-                      : method == "elicitation/create"   ? "elicitation"
-                      : method == "roots/list"           ? "roots"
-                                                         : nullptr;
-  if (needs && !route.client->peer_declares(needs)) {
+  std::string_view needs = mcp::required_client_capability(method);
+  if (!needs.empty() && !route.client->peer_declares(needs)) {
     return fmt::format("the client did not declare the {} capability", needs);
   }
   return {};

@@ -11,8 +11,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <array>
 #include <deque>
 #include <optional>
 #include <string>
@@ -22,22 +20,6 @@ namespace cj = core::json;
 namespace bj = boost::json;
 
 namespace {
-
-constexpr std::array<std::string_view, 8> kLevels = {"debug", "info",     "notice", "warning",
-                                                     "error", "critical", "alert",  "emergency"};
-
-std::size_t level_rank(std::string_view level) {
-  return static_cast<std::size_t>(std::find(kLevels.begin(), kLevels.end(), level) -
-                                  kLevels.begin());
-}
-
-// The client capability a downstream's request needs (empty: not one a client serves).
-std::string_view capability_of(std::string_view method) {
-  if (method == "sampling/createMessage") return "sampling";
-  if (method == "elicitation/create") return "elicitation";
-  if (method == "roots/list") return "roots";
-  return {};
-}
 
 // What a requestState is bound to besides its caller: the method and what it names.
 std::string subject_of(const rpc::Message& message) {
@@ -134,7 +116,8 @@ class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from
       std::string level_scratch;
       auto level_literal = cj::member_span(params, "level");
       auto level = level_literal ? cj::string_value(*level_literal, level_scratch) : std::nullopt;
-      if (log_level.empty() || !level || level_rank(*level) < level_rank(log_level)) return;
+      auto rank = level ? mcp::log_level_rank(*level) : std::nullopt;
+      if (log_level.empty() || !rank || *rank < mcp::log_level_rank(log_level).value_or(0)) return;
     } else if (name == "notifications/progress") {
       // Under the waiting request's own token (a retry names a new one, or none).
       auto token = cj::member_span(params, "progressToken");
@@ -149,7 +132,7 @@ class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from
   }
 
   void take_ask(std::string method, std::string params, std::string id) {
-    std::string_view need = capability_of(method);
+    std::string_view need = mcp::required_client_capability(method);
     if (need.empty()) {
       // Nothing a client serves: refused at once, as a 2025 client would.
       deliver(rpc::make_error(id, rpc::code::kMethodNotFound, "Method not found"), *limits);
@@ -308,7 +291,7 @@ void InputBridge::ask_for_input(Exchange& ex, mcp::IncomingRequest& request,
   auto declared = meta_member(request.message(), mcp::meta_key::kClientCapabilities);
   bj::object missing;
   for (const auto& ask : ex.asks) {
-    std::string_view need = capability_of(ask.method);
+    std::string_view need = mcp::required_client_capability(ask.method);
     if (!declared || !cj::member_span(*declared, need)) missing[need] = bj::object();
   }
   if (!missing.empty()) {
