@@ -11,7 +11,8 @@
 //   - large: BIG sequential calls whose request and response each carry 1 MiB of text: p50
 //     as a ratio of direct (budget 1.2).
 // sluice's own CPU (every thread, from /proc/PID/task/*/schedstat, so no perf is needed) over
-// the sequential and concurrent loads, per proxied call (budget 20 us).
+// the sequential and concurrent loads, per proxied call (budget 20 us), and the relay's own
+// beside it: what the hop itself costs in syscalls and wake-ups on this machine.
 // Each figure is the median of ROUNDS rounds of the three paths in turn.
 // Usage: sluice_latency SLUICE FIXTURE [N=2000] [CONCURRENT=16] [BIG=20] [ROUNDS=3]
 //        (also: sluice_latency --relay CMD...)
@@ -300,7 +301,7 @@ int main(int argc, char** argv) {
     ds.push_back(measure(direct, n, callers, big, false, false));
     finish(direct);
     Peer relayed = spawn({self, "--relay", fixture});
-    rs.push_back(measure(relayed, n, callers, big, false, false));
+    rs.push_back(measure(relayed, n, callers, big, false, true));
     finish(relayed);
     Peer gw = spawn({sluice, "serve", "--no-discover", "--no-cache", "--state-dir", tmpl,
                      "--config", config, "--log-level", "off"});

@@ -162,6 +162,41 @@ std::string with_members(std::string_view result_json, const std::vector<ResultM
   return out;
 }
 
+std::string with_request_meta(std::string_view params_json, const boost::json::object& meta) {
+  std::string_view body = core::json::trim(params_json);
+  if (body.empty()) body = "{}";
+  if (body.front() != '{') return std::string(params_json);
+  auto existing = core::json::member_span(body, "_meta");
+  boost::json::object merged;
+  if (existing) {
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(*existing, ec);
+    if (!ec && v.is_object()) merged = std::move(v.get_object());
+  }
+  for (const auto& member : meta) merged[member.key()] = member.value();
+  std::string meta_text = boost::json::serialize(merged);
+  if (!existing) return with_members(body, {{"_meta", std::move(meta_text)}});
+  const auto at = static_cast<std::size_t>(existing->data() - body.data());
+  std::string out(body.substr(0, at));
+  out += meta_text;
+  out += body.substr(at + existing->size());
+  return out;
+}
+
+std::string without_meta_member(std::string_view params_json, std::string_view key) {
+  auto existing = core::json::member_span(params_json, "_meta");
+  if (!existing || !core::json::member_span(*existing, key)) return std::string(params_json);
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(*existing, ec);
+  if (ec || !v.is_object()) return std::string(params_json);
+  v.get_object().erase(key);
+  const auto at = static_cast<std::size_t>(existing->data() - params_json.data());
+  std::string out(params_json.substr(0, at));
+  out += boost::json::serialize(v);
+  out += params_json.substr(at + existing->size());
+  return out;
+}
+
 std::vector<ResultMember> stateless_result_members(std::string_view method) {
   std::vector<ResultMember> members{{"resultType", R"("complete")"}};
   if (method == "tools/list" || method == "prompts/list" || method == "resources/list" ||

@@ -11,6 +11,8 @@
 // Pure functions; any thread.
 #include "rpc/message.hpp"
 
+#include <boost/json/object.hpp>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -28,6 +30,7 @@ inline constexpr std::string_view kClientCapabilities =
 inline constexpr std::string_view kClientInfo = "io.modelcontextprotocol/clientInfo";
 inline constexpr std::string_view kLogLevel = "io.modelcontextprotocol/logLevel";
 inline constexpr std::string_view kServerInfo = "io.modelcontextprotocol/serverInfo";
+inline constexpr std::string_view kSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 }  // namespace meta_key
 
 // The 2026-07-28 error codes (the range -32020..-32099 is the specification's).
@@ -93,6 +96,17 @@ struct ResultMember {
 // ("resultType":"complete"), and lists and reads carry their caching hints (ttlMs,
 // cacheScope); a downstream that already set one keeps its own.
 std::string with_members(std::string_view result_json, const std::vector<ResultMember>& members);
+
+// `params_json` (an object; empty is {}) with each member of `meta` set in its `_meta`,
+// replacing a member of the same key there; everything else stays byte for byte. A request to
+// a 2026-07-28 server says in every request who asks (protocolVersion, clientCapabilities,
+// clientInfo, logLevel). Any text that is not an object is returned as it is.
+std::string with_request_meta(std::string_view params_json, const boost::json::object& meta);
+
+// `params_json` without the member `key` of its `_meta` (the rest byte for byte); as it is when
+// there is none. A notification a 2026-07-28 server sent on sluice's own listen stream names
+// that stream's subscriptionId, which means nothing to sluice's clients.
+std::string without_meta_member(std::string_view params_json, std::string_view key);
 
 // What a stateless request's result gets: resultType, and for the lists and resources/read
 // the caching hints (ttlMs 0: sluice's lists follow its servers, which may change at any

@@ -3,12 +3,16 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
+#include "mcp/era.hpp"
 #include "rpc/message.hpp"
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
+
+#include <openssl/evp.h>
 
 #include <fmt/format.h>
 
@@ -48,6 +52,48 @@ Outgoing classify(std::string_view frame) {
   if (auto m = cj::string_value(*method, scratch)) out.method = std::string(*m);
   if (auto id = cj::member_span(frame, "id")) out.id = std::string(*id);
   return out;
+}
+
+// A header value as sent: plain when it is visible ASCII without a space at either end, else
+// the revision's Base64 form `=?base64?...?=`.
+std::string header_value(std::string_view text) {
+  const bool plain =
+      !text.empty() && text.front() != ' ' && text.back() != ' ' &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+  if (plain) return std::string(text);
+  std::string out(4 * ((text.size() + 2) / 3), '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  out.resize(static_cast<std::size_t>(std::max(n, 0)));
+  return "=?base64?" + out + "?=";
+}
+
+// A request of the stateless revision (its params' _meta names 2026-07-28) says in headers
+// too what it is: MCP-Protocol-Version, Mcp-Method, and Mcp-Name for tools/call and
+// prompts/get (the name) and resources/read (the uri).
+void add_modern_headers(HttpRequest& request, std::string_view frame, const Outgoing& what) {
+  if (what.id.empty()) return;
+  auto params = cj::member_span(frame, "params");
+  auto meta = params ? cj::member_span(*params, "_meta") : std::nullopt;
+  auto version = meta ? cj::member_span(*meta, mcp::meta_key::kProtocolVersion) : std::nullopt;
+  std::string scratch;
+  auto v = version ? cj::string_value(cj::trim(*version), scratch) : std::nullopt;
+  if (!v || *v != mcp::kStatelessVersion) return;
+  std::erase_if(request.headers, [](const auto& h) {
+    return boost::beast::iequals(h.first, "MCP-Protocol-Version");
+  });
+  request.headers.emplace_back("MCP-Protocol-Version", std::string(mcp::kStatelessVersion));
+  request.headers.emplace_back("Mcp-Method", what.method);
+  std::string_view key = what.method == "resources/read"                               ? "uri"
+                         : what.method == "tools/call" || what.method == "prompts/get" ? "name"
+                                                                                       : "";
+  if (key.empty()) return;
+  auto name = cj::member_span(*params, key);
+  std::string name_scratch;
+  if (auto text = name ? cj::string_value(cj::trim(*name), name_scratch) : std::nullopt) {
+    request.headers.emplace_back("Mcp-Name", header_value(*text));
+  }
 }
 
 RemoteFailure failure_of(const HttpError& error) {
@@ -178,6 +224,7 @@ asio::awaitable<void> RemoteConnection::post(std::string frame) {
   }
   HttpRequest request = request_to("POST", options_.legacy_sse ? post_url_ : options_.url, false);
   request.headers.emplace_back("Content-Type", "application/json");
+  add_modern_headers(request, frame, what);
   request.body = std::move(frame);
   auto abort = std::make_shared<HttpAbort>();
   exchanges_.push_back(abort);

@@ -122,9 +122,11 @@ TEST_P(RemoteRevision, AServerOfAnEarlierRevisionIsServedInItsRevision) {
   auto called = invoke("echo", R"({"text":"older"})");
   ASSERT_FALSE(is_error(called)) << text_of(called);
   EXPECT_EQ(row().at("protocol_version"), GetParam());
-  // Every request after initialize named the revision the server answered.
+  // Every request after initialize named the revision the server answered (the probe before
+  // it, server/discover, names 2026-07-28, which this server refuses).
   for (const auto& r : fixture_->records()) {
-    if (r.at("rpc_method") != "initialize" && r.at("method") == "POST") {
+    if (r.at("rpc_method") != "initialize" && r.at("rpc_method") != "server/discover" &&
+        r.at("method") == "POST") {
       EXPECT_EQ(r.at("protocol_version"), GetParam()) << bj::serialize(r);
     }
   }

@@ -4,6 +4,7 @@
 #include "core/log.hpp"
 #include "core/version.hpp"
 #include "mcp/answer.hpp"
+#include "mcp/era.hpp"
 #include "mcp/protocol.hpp"
 
 #include <boost/json/parse.hpp>
@@ -40,16 +41,27 @@ class DownstreamPeer::Handler : public mcp::Handler {
 
   void on_notification(const rpc::Message& message) override {
     const std::string_view method = message.method();
+    if (owner_.modern_) {
+      // What came on sluice's own listen stream goes on without that stream's id.
+      std::string params =
+          mcp::without_meta_member(message.params(), mcp::meta_key::kSubscriptionId);
+      if (params.size() != message.params().size()) {
+        relay(method, params);
+        return;
+      }
+    }
+    relay(method, message.params());
+  }
+
+  void relay(std::string_view method, std::string_view params) {
     if (method == "notifications/tools/list_changed" ||
         method == "notifications/prompts/list_changed" ||
         method == "notifications/resources/list_changed") {
       owner_.list_changed_(method);
     } else if (method == "notifications/progress") {
-      if (owner_.events_.progress) owner_.events_.progress(message.params());
+      if (owner_.events_.progress) owner_.events_.progress(params);
     } else if (method == "notifications/message" || method == "notifications/resources/updated") {
-      if (owner_.events_.relay_notification) {
-        owner_.events_.relay_notification(method, message.params());
-      }
+      if (owner_.events_.relay_notification) owner_.events_.relay_notification(method, params);
     }
   }
 
@@ -77,6 +89,7 @@ void DownstreamPeer::connect(DownstreamTransport& transport, std::function<void(
   opts.strictness = rpc::Strictness::peer;
   opts.limits = &limits_;
   session_ = mcp::Session::create(io_, opts);
+  listens_open_ = std::make_shared<std::size_t>(0);
   handler_ = std::make_unique<Handler>(*this);
   session_->attach(&transport.outbox(), handler_.get());
   transport.start(session_, std::move(on_closed));
@@ -105,6 +118,8 @@ std::string DownstreamPeer::overlong_line_reason() const {
 }
 
 asio::awaitable<bool> DownstreamPeer::handshake() {
+  if (co_await discover()) co_return true;
+  if (session_->closed()) co_return fail("the server exited during server/discover");
   // When the gateway relays sampling, elicitation and roots requests to its client (both
   // modes), sluice offers them; otherwise it offers nothing.
   std::string capabilities =
@@ -139,15 +154,21 @@ bool DownstreamPeer::offers(std::string_view capability) const {
 }
 
 void DownstreamPeer::notify(std::string_view method, std::string_view params) {
+  // The stateless revision removed the roots change notification (roots are asked per request).
+  if (modern_ && method == "notifications/roots/list_changed") return;
   if (session_ && !session_->closed()) session_->notify(method, params);
 }
 
 asio::awaitable<mcp::Reply> DownstreamPeer::forward(std::string method, std::string params,
                                                     std::chrono::milliseconds timeout,
                                                     core::CancelSignal* cancel) {
+  if (auto instead = modern_instead(method, params)) co_return std::move(*instead);
   auto session = session_;  // keeps the session alive across a teardown
-  mcp::Reply reply =
-      co_await session->request(std::move(method), std::move(params), timeout, cancel);
+  params = dress(std::move(params));
+  mcp::Reply reply = co_await session->request(method, params, timeout, cancel);
+  if (method == "tools/call" || method == "prompts/get" || method == "resources/read") {
+    reply = co_await complete_input(method, params, std::move(reply), timeout, cancel, nullptr);
+  }
   co_return reply;
 }
 
@@ -170,8 +191,11 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(std::string_view tool,
   }
   params += '}';
   auto session = session_;  // keeps the session alive across a teardown
-  co_return co_await session->request("tools/call", std::move(params), timeout, cancel, nullptr,
-                                      tracking);
+  params = dress(std::move(params));
+  mcp::Reply reply =
+      co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
+  co_return co_await complete_input("tools/call", params, std::move(reply), timeout, cancel,
+                                    tracking);
 }
 
 const ToolEntry* DownstreamPeer::find_tool(std::string_view name) const {

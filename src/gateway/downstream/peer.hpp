@@ -22,12 +22,14 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -163,8 +165,16 @@ class DownstreamPeer {
   // ListBounds::withheld), so no view of the lists shows them. Null: nothing is withheld.
   void withhold(const config::AccessPolicy* access) { access_ = access; }
 
-  // initialize, then notifications/initialized.
+  // server/discover first: a server that names 2026-07-28 among its supportedVersions is
+  // spoken to in that revision (modern()), with no initialize; any other answer (an error, a
+  // timeout) and sluice falls back to initialize, then notifications/initialized.
   asio::awaitable<bool> handshake();
+  // Whether the server speaks the stateless revision (2026-07-28) to sluice: every request
+  // then carries sluice's _meta (version, capabilities, clientInfo, the log level set), an
+  // input_required result is completed through the client (complete_input), list changes
+  // arrive on a subscriptions/listen stream sluice holds open, and logging/setLevel and
+  // resources/subscribe become the _meta logLevel and that stream's resourceSubscriptions.
+  bool modern() const { return modern_; }
   // tools/list, every page; replaces tools() when it succeeds.
   asio::awaitable<bool> list_tools();
   // prompts/list, resources/list and resources/templates/list, for what the server offers.
@@ -218,7 +228,11 @@ class DownstreamPeer {
   // Frames received and requests still unanswered on this generation's session (the idle
   // watch reads them as activity).
   std::uint64_t frames_received() const { return session_ ? session_->counters().frames_in : 0; }
-  std::size_t pending_requests() const { return session_ ? session_->pending_outgoing() : 0; }
+  std::size_t pending_requests() const {
+    return session_ ? session_->pending_outgoing() -
+                          std::min(*listens_open_, session_->pending_outgoing())
+                    : 0;
+  }
   // Why a server that sent a line over the message cap was stopped (value-free).
   std::string overlong_line_reason() const;
 
@@ -240,6 +254,28 @@ class DownstreamPeer {
   // only; else empty).
   void read_server_info(std::string_view initialize_result);
 
+  // The 2026-07-28 side (peer_modern.cpp). The probe: true when the server is modern.
+  asio::awaitable<bool> discover();
+  // `params` with sluice's _meta when the server is modern; as it is otherwise.
+  std::string dress(std::string params) const;
+  // While `reply` is an input_required result of `method` (tools/call, prompts/get,
+  // resources/read) from a modern server: each of its inputRequests relayed to the client
+  // (DownstreamEvents::relay_request, which asks only what the client declared), and the
+  // request sent again with their inputResponses and the server's requestState byte for byte,
+  // at most kMaxInputRounds times. A request the client cannot answer ends it with that
+  // answer (an error).
+  asio::awaitable<mcp::Reply> complete_input(std::string method, const std::string& params,
+                                             mcp::Reply reply, std::chrono::milliseconds timeout,
+                                             core::CancelSignal* cancel,
+                                             const mcp::CallTracking* tracking);
+  // What a modern server has instead of a removed method (logging/setLevel,
+  // resources/subscribe, resources/unsubscribe); nullopt for any other method.
+  std::optional<mcp::Reply> modern_instead(std::string_view method, std::string_view params);
+  // Opens a subscriptions/listen stream for the list changes the server declares, and one
+  // for the resources subscribed (reopened at each change of that set).
+  void open_listen(std::string filter, std::shared_ptr<core::CancelSignal> cancel);
+  void reopen_resource_listen();
+
   asio::io_context& io_;
   std::string name_;
   const core::Limits& limits_;
@@ -257,6 +293,13 @@ class DownstreamPeer {
   std::int64_t listed_at_ms_ = 0;
   std::string server_name_, server_version_;
   bool asked_for_roots_ = false;
+  bool modern_ = false;
+  std::string log_level_;                  // a modern server's logLevel (set by setLevel)
+  std::set<std::string> subscribed_uris_;  // a modern server's resource subscriptions
+  // Ends the current resource listen (shared with the listen's own coroutine).
+  std::shared_ptr<core::CancelSignal> resource_listen_;
+  // Listen requests pending on this generation's session: waiting, not activity.
+  std::shared_ptr<std::size_t> listens_open_ = std::make_shared<std::size_t>(0);
   std::vector<ToolEntry> tools_;
   std::vector<std::uint32_t> tool_index_;  // positions in tools_, in the order of their names
   std::vector<std::string> prompts_, resources_, resource_templates_;

@@ -151,7 +151,8 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
   cj::ParseLimits parse_limits{limits_.max_json_depth};
   for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
     std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
-    auto reply = co_await session_->request(listing.method, params, limits_.list_timeout);
+    auto reply =
+        co_await session_->request(listing.method, dress(std::move(params)), limits_.list_timeout);
     // A server that declares resources but answers templates (or prompts) with "method not
     // found" has none of them: many servers built on the official SDKs do exactly that.
     if (page == 0 && listing.method != "tools/list" && method_not_found(reply)) co_return true;

@@ -31,16 +31,20 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// A minimal MCP server in sh: answers initialize and tools/list, then answers every
+// A minimal MCP server in sh, of the 2025 era: answers the server/discover probe with "method
+// not found", then initialize and tools/list, then answers every
 // tools/call with an empty result, except while `hold` exists (then it never answers). It
 // exits when its stdin closes (the orderly teardown).
 std::string server_script(const fs::path& hold) {
   return "read -r line; "
-         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
+         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+         "\"message\":\"Method not found\"}}'; "
+         "read -r line; "
+         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"protocolVersion\":"
          "\"2025-03-26\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"t\","
          "\"version\":\"1\"}}}'; "
          "read -r line; read -r line; "
-         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":"
+         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":"
          "\"echo\",\"inputSchema\":{\"type\":\"object\"}}]}}'; "
          "while read -r line; do case \"$line\" in *tools/call*) "
          "id=$(printf '%s' \"$line\" | sed -n 's/.*\"id\":\\([0-9]*\\).*/\\1/p'); "

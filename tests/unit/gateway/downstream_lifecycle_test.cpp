@@ -27,15 +27,19 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// A minimal MCP server in sh: answers initialize (id 1) and tools/list (id 2), then runs
-// `tail` (what it does once online).
+// A minimal MCP server in sh, of the 2025 era: answers the server/discover probe (id 1) with
+// "method not found", initialize (id 2) and tools/list (id 3), then runs `tail` (what it does
+// once online).
 std::string downstream_lifecycle_server_script(const std::string& tail) {
   return "read -r line; "
-         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":"
+         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,"
+         "\"message\":\"Method not found\"}}'; "
+         "read -r line; "
+         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"protocolVersion\":"
          "\"2025-03-26\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"t\","
          "\"version\":\"1\"}}}'; "
          "read -r line; read -r line; "
-         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":"
+         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":[{\"name\":"
          "\"echo\",\"inputSchema\":{\"type\":\"object\"}}]}}'; " +
          tail;
 }

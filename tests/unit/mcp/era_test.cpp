@@ -87,6 +87,35 @@ TEST(Era, AResultGetsTheMembersItLacksAndKeepsTheOnesItHas) {
   EXPECT_EQ(with_members("not an object", members), "not an object");
 }
 
+TEST(Era, ARequestToA2026ServerGetsTheMetaAndKeepsEverythingElseByteForByte) {
+  bj::object meta{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"}};
+  // No _meta yet: one is added in front, the arguments untouched (spacing and order kept).
+  EXPECT_EQ(with_request_meta(R"({"name":"t","arguments":{"b":1, "a":2.50}})", meta),
+            R"({"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},)"
+            R"("name":"t","arguments":{"b":1, "a":2.50}})");
+  EXPECT_EQ(with_request_meta("", meta),
+            R"({"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}})");
+  // A _meta already there keeps its members; a key of sluice's replaces the one sent, once.
+  std::string merged =
+      with_request_meta(R"({"arguments":{},"_meta":{"progressToken":3,)"
+                        R"("io.modelcontextprotocol/protocolVersion":"2025-11-25"}})",
+                        meta);
+  auto v = bj::parse(merged);
+  EXPECT_EQ(v.at("_meta").at("progressToken"), 3) << merged;
+  EXPECT_EQ(v.at("_meta").at("io.modelcontextprotocol/protocolVersion"), "2026-07-28");
+  EXPECT_EQ(merged.find("2025-11-25"), std::string::npos) << merged;
+  EXPECT_TRUE(merged.starts_with(R"({"arguments":{},"_meta":)")) << merged;
+  EXPECT_EQ(with_request_meta("[1]", meta), "[1]");
+}
+
+TEST(Era, ANotificationFromSluicesOwnListenLosesOnlyItsSubscriptionId) {
+  const std::string key(meta_key::kSubscriptionId);
+  EXPECT_EQ(without_meta_member(R"({"uri":"a://b","_meta":{")" + key + R"(":17,"x":1}})", key),
+            R"({"uri":"a://b","_meta":{"x":1}})");
+  EXPECT_EQ(without_meta_member(R"({"uri":"a://b"})", key), R"({"uri":"a://b"})");
+  EXPECT_EQ(without_meta_member(R"({"_meta":{"x":1}})", key), R"({"_meta":{"x":1}})");
+}
+
 TEST(Era, ARetiredResourceNotFoundBecomesInvalidParamsNamingTheUri) {
   auto read = request("resources/read", R"({"uri":"test://gone"})");
   auto mapped =
