@@ -95,6 +95,7 @@ void Gateway::store_listing(std::string_view server) {
   l.server = d->name();
   l.fingerprint = store::fingerprint(d->config());
   l.listed_at_ms = peer.listed_at_ms();
+  l.list_ttl_ms = peer.list_ttl_ms();
   l.server_name = peer.server_name();
   l.server_version = peer.server_version();
   l.protocol_version = peer.protocol_version();

@@ -28,6 +28,7 @@ CREATE TABLE IF NOT EXISTS listing (
   server_name TEXT NOT NULL,
   server_version TEXT NOT NULL,
   protocol_version TEXT NOT NULL,
+  list_ttl_ms INTEGER NOT NULL DEFAULT -1,
   UNIQUE (server, fingerprint));
 CREATE TABLE IF NOT EXISTS item (
   listing INTEGER NOT NULL,
@@ -35,10 +36,16 @@ CREATE TABLE IF NOT EXISTS item (
   ord INTEGER NOT NULL,
   json TEXT NOT NULL,
   PRIMARY KEY (listing, kind, ord)) WITHOUT ROWID;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 )sql";
 
-static_assert(kSchemaVersion == 1, "kSchema writes user_version 1");
+// Version 1 had no list_ttl_ms: the column is added, every stored listing "did not say".
+constexpr const char* kFromVersion1 = R"sql(
+ALTER TABLE listing ADD COLUMN list_ttl_ms INTEGER NOT NULL DEFAULT -1;
+PRAGMA user_version = 2;
+)sql";
+
+static_assert(kSchemaVersion == 2, "kSchema writes user_version 2");
 
 // The listing ids of server ?1 beyond its kFingerprintsKept most recently saved ones.
 std::string stale_ids() {
@@ -222,6 +229,7 @@ int CatalogFile::ensure_schema() {
     return SQLITE_ERROR;
   }
   if (found == 0 && (rc = execute(db_.get(), kSchema)) != SQLITE_OK) return rc;
+  if (found == 1 && (rc = execute(db_.get(), kFromVersion1)) != SQLITE_OK) return rc;
   return transaction.commit();
 }
 
@@ -235,8 +243,8 @@ int CatalogFile::prepare_statements() {
       Statement(db, "DELETE FROM listing WHERE server = ?1 AND fingerprint = ?2");
   made->insert_listing = Statement(db,
                                    "INSERT INTO listing (server, fingerprint, listed_at_ms, "
-                                   "server_name, server_version, protocol_version) "
-                                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+                                   "server_name, server_version, protocol_version, list_ttl_ms) "
+                                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
   made->insert_item =
       Statement(db, "INSERT INTO item (listing, kind, ord, json) VALUES (?1, ?2, ?3, ?4)");
   made->prune_items = Statement(db, "DELETE FROM item WHERE listing IN (" + stale_ids() + ")");
@@ -246,7 +254,7 @@ int CatalogFile::prepare_statements() {
   made->forget_listings = Statement(db, "DELETE FROM listing WHERE server = ?1");
   made->select_listings = Statement(db,
                                     "SELECT id, server, fingerprint, listed_at_ms, server_name, "
-                                    "server_version, protocol_version FROM listing "
+                                    "server_version, protocol_version, list_ttl_ms FROM listing "
                                     "ORDER BY server, id DESC");
   made->select_items =
       Statement(db, "SELECT listing, kind, json FROM item ORDER BY listing, kind, ord");
@@ -284,6 +292,7 @@ int CatalogFile::write_listing(const ServerListing& listing) {
   s.insert_listing.bind(4, listing.server_name);
   s.insert_listing.bind(5, listing.server_version);
   s.insert_listing.bind(6, listing.protocol_version);
+  s.insert_listing.bind(7, listing.list_ttl_ms);
   if ((rc = run(s.insert_listing)) != SQLITE_OK) return rc;
   const std::int64_t id = sqlite3_last_insert_rowid(db_.get());
   for (int kind = 0; kind < kKinds; ++kind) {
@@ -331,7 +340,8 @@ int CatalogFile::read_all(std::vector<ServerListing>& out) {
                                 {},
                                 {},
                                 {},
-                                {}});
+                                {},
+                                listings.integer(7)});
   }
   listings.reset();
   if (rc != SQLITE_DONE) return rc;

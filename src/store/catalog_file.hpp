@@ -7,8 +7,8 @@
 // load sees every listing another connection committed before it.
 //
 // Schema (PRAGMA user_version kSchemaVersion): `listing` (one row per server name and
-// fingerprint: the reported name and versions, the time listed; a higher id is a later save)
-// and `item` (one row per tool, prompt, resource or template: its JSON text as received).
+// fingerprint: the reported name and versions, the time listed, how long the server said its
+// tool list stays valid; a higher id is a later save) and `item` (one row per tool, prompt, resource or template: its JSON text as received).
 //
 // Threading: the worker thread only (one connection, no locks). Errors: never throws; a
 // failed operation says so by its result, and problem() holds the latest problem, value-free
@@ -26,7 +26,7 @@
 
 namespace sluice::store::detail {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class CatalogFile {
  public:

@@ -70,6 +70,9 @@ struct ServerListing {
   std::string protocol_version;
   // Each item's JSON text as received.
   std::vector<std::string> tools, prompts, resources, resource_templates;
+  // How long the server said its tool list stays valid (a 2026-07-28 server's ttlMs); -1: it
+  // did not say.
+  std::int64_t list_ttl_ms = -1;
 };
 
 // The bytes a listing takes in the cache (its texts), as kMaxListingBytes counts them.
@@ -100,8 +103,7 @@ class CatalogStore {
   // The stored JSON text of tool `name` in the newest listing of (server, fingerprint), read
   // on the worker; resumes on the loop. Nothing when the cache does not hold it or cannot be
   // read.
-  asio::awaitable<std::optional<std::string>> load_tool(std::string server,
-                                                        std::string fingerprint,
+  asio::awaitable<std::optional<std::string>> load_tool(std::string server, std::string fingerprint,
                                                         std::string name);
   // Upserts the listing of (server, fingerprint) on the worker; never blocks the caller.
   void save(ServerListing listing);

@@ -179,6 +179,41 @@ TEST_F(ModernDownstream, ItsListenStreamsDoNotKeepAnIdleServerUp) {
   EXPECT_TRUE(wait_no_marker(marker_, kGuard).empty()) << "the idle 2026 server was not stopped";
 }
 
+// The lifetime a 2026 server gives its tool list (ttlMs) is kept in the catalog cache: a later
+// run that has not started the server says how long the server meant it and that it is fresh.
+TEST_F(ModernDownstream, TheCatalogSaysHowFreshACachedListIsByTheServersOwnLifetime) {
+  auto cfg = dir_.write(
+      ".mcp.json", bj::serialize(bj::object{{"mcpServers", {{"m", entry(MODERN_SERVER, {})}}}}));
+  auto run = [&] {
+    auto s = std::make_unique<Sluice>(
+        std::vector<std::string>{"serve", "--no-discover", "--config", cfg.string(), "--state-dir",
+                                 (dir_.path() / "state").string()},
+        dir_.path(), dir_.path());
+    s->initialize();
+    return s;
+  };
+  auto search = [](Sluice& s) {
+    return s.call_tool("gateway.catalog_search", R"({"query":"greets name"})")
+        .at("structuredContent");
+  };
+  {
+    auto first = run();  // the search indexes the server (starts and lists it)
+    auto found = search(*first);
+    ASSERT_FALSE(found.at("results").as_array().empty()) << found;
+    expect_clean_exit(*first);
+    ASSERT_TRUE(wait_no_marker(marker_, kGuard).empty());
+  }
+  sluice_ = run();
+  auto found = search(*sluice_);
+  ASSERT_FALSE(found.at("results").as_array().empty()) << found;
+  const auto& card = found.at("results").at(0);
+  EXPECT_EQ(card.at("tool_id"), "m::ask_name") << card;
+  EXPECT_EQ(card.at("source"), "cached") << card;
+  EXPECT_EQ(card.at("server_ttl_s"), 60) << card;
+  EXPECT_EQ(card.at("fresh"), true) << card;
+  EXPECT_TRUE(processes_with_marker(marker_).empty()) << "the cached list was enough";
+}
+
 // A 2026 client and a 2026 server: the server's input_required reaches the client through
 // sluice (its keys are sluice's, as for any server asking), and the retry completes the call.
 TEST_F(ModernDownstream, A2026ClientGetsA2026ServersInputThroughTheBridge) {

@@ -67,7 +67,9 @@ bj::object offline_card(const Downstream& d) {
 }
 
 // Where a server's tool list came from: `online` while it runs, else `cached` with the age
-// of the listing (this run's, or the catalog cache's when the server has not started yet).
+// of the listing (this run's, or the catalog cache's when the server has not started yet),
+// and, when the server said how long its list stays valid (a 2026-07-28 server's ttlMs),
+// that time and whether the listing is still within it.
 void add_source(bj::object& out, const Downstream& d) {
   if (d.phase() == Phase::online) {
     out["source"] = "online";
@@ -76,7 +78,13 @@ void add_source(bj::object& out, const Downstream& d) {
   out["source"] = "cached";
   const std::int64_t now_ms = core::unix_ms_now();
   const std::int64_t listed = d.peer().listed_at_ms();
-  if (listed > 0) out["cached_age_s"] = std::max<std::int64_t>(0, (now_ms - listed) / 1000);
+  if (listed <= 0) return;
+  const std::int64_t age_ms = std::max<std::int64_t>(0, now_ms - listed);
+  out["cached_age_s"] = age_ms / 1000;
+  if (const std::int64_t ttl = d.peer().list_ttl_ms(); ttl >= 0) {
+    out["server_ttl_s"] = ttl / 1000;
+    out["fresh"] = age_ms < ttl;
+  }
 }
 
 // `{"name": "<required: string>", ...}` for the properties of an input schema.

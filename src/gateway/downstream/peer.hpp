@@ -193,6 +193,9 @@ class DownstreamPeer {
   // (unix ms; 0 when nothing was listed).
   bool lists_cached() const { return lists_cached_; }
   std::int64_t listed_at_ms() const { return listed_at_ms_; }
+  // How long the server said its tool list stays valid (a 2026-07-28 server's ttlMs on
+  // tools/list, the least of its pages), this run's or the cached listing's; -1: not said.
+  std::int64_t list_ttl_ms() const { return list_ttl_ms_; }
   // What the server reported in initialize (serverInfo), this run or the cached one.
   const std::string& server_name() const { return server_name_; }
   const std::string& server_version() const { return server_version_; }
@@ -291,6 +294,8 @@ class DownstreamPeer {
   bool tools_known_ = false;
   bool lists_cached_ = false;
   std::int64_t listed_at_ms_ = 0;
+  std::int64_t list_ttl_ms_ = -1;
+  std::int64_t fetched_ttl_ms_ = -1;  // the last fetch_all's least ttlMs (-1: none)
   std::string server_name_, server_version_;
   bool asked_for_roots_ = false;
   bool modern_ = false;

@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <unordered_set>
 
 namespace sluice::gateway {
@@ -164,6 +166,15 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
                          : listing.method + " failed");
     }
     std::string_view result = reply.message->result();
+    if (page == 0) fetched_ttl_ms_ = -1;
+    if (auto ttl = cj::member_span(result, "ttlMs")) {
+      std::int64_t ms = -1;
+      const std::string_view text = cj::trim(*ttl);
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+      if (ec == std::errc() && end == text.data() + text.size() && ms >= 0) {
+        fetched_ttl_ms_ = fetched_ttl_ms_ < 0 ? ms : std::min(fetched_ttl_ms_, ms);
+      }
+    }
     auto list = cj::member_span(result, listing.key);
     auto parsed = list ? cj::parse_strict(*list, parse_limits)
                        : boost::system::result<bj::value, cj::ParseError>(bj::array());
@@ -228,6 +239,7 @@ asio::awaitable<bool> DownstreamPeer::list_tools() {
   tools_known_ = true;
   lists_cached_ = false;
   listed_at_ms_ = core::unix_ms_now();
+  list_ttl_ms_ = fetched_ttl_ms_;
   co_return true;
 }
 

@@ -96,6 +96,7 @@ void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummari
   tools_known_ = true;
   lists_cached_ = true;
   listed_at_ms_ = listing.listed_at_ms;
+  list_ttl_ms_ = listing.list_ttl_ms;
   server_name_ = listing.server_name;
   server_version_ = listing.server_version;
 }

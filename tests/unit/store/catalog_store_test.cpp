@@ -61,6 +61,52 @@ TEST(CatalogStore, AListingSavedByOneStoreIsLoadedWholeByTheNextOnTheSameDirecto
   EXPECT_EQ(store.status().problem, "");
 }
 
+TEST(CatalogStore, TheListsLifetimeAServerGaveIsKeptAndAVersion1FileGainsIt) {
+  test::TempDir dir;
+  const std::filesystem::path file = dir.path() / "catalog.sqlite3";
+  {
+    // A cache written by a sluice of schema version 1 (no list_ttl_ms), with one listing.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE listing (id INTEGER PRIMARY KEY, server TEXT NOT NULL, "
+                           "fingerprint TEXT NOT NULL, listed_at_ms INTEGER NOT NULL, "
+                           "server_name TEXT NOT NULL, server_version TEXT NOT NULL, "
+                           "protocol_version TEXT NOT NULL, UNIQUE (server, fingerprint)); "
+                           "CREATE TABLE item (listing INTEGER NOT NULL, kind INTEGER NOT NULL, "
+                           "ord INTEGER NOT NULL, json TEXT NOT NULL, "
+                           "PRIMARY KEY (listing, kind, ord)) WITHOUT ROWID; "
+                           "INSERT INTO listing VALUES (1, 'old', 'fp', 5, 'o', '1', "
+                           "'2025-11-25'); INSERT INTO item VALUES (1, 0, 0, '{\"name\":\"t\"}'); "
+                           "PRAGMA user_version = 1;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  ServerListing modern = listing("new", "fp-2", {R"({"name":"echo"})"});
+  modern.protocol_version = "2026-07-28";
+  modern.list_ttl_ms = 60000;
+  {
+    asio::io_context io;
+    CatalogStore store(io, dir.path());
+    store.save(modern);
+    test::flush(io, store);
+    EXPECT_TRUE(store.status().available) << store.status().problem;
+  }
+  asio::io_context io;
+  CatalogStore store(io, dir.path());
+  std::vector<ServerListing> all = load(io, store);
+  ASSERT_EQ(all.size(), 2u);
+  std::sort(all.begin(), all.end(),
+            [](const ServerListing& a, const ServerListing& b) { return a.server < b.server; });
+  EXPECT_EQ(all[0].server, "new");
+  EXPECT_EQ(all[0].list_ttl_ms, 60000);
+  EXPECT_EQ(all[1].server, "old");
+  EXPECT_EQ(all[1].list_ttl_ms, -1) << "a version-1 listing did not say";
+  EXPECT_EQ(all[1].tools, std::vector<std::string>{R"({"name":"t"})"})
+      << "kept through the upgrade";
+}
+
 TEST(CatalogStore, OneToolIsReadByNameFromTheNewestListingOfItsServerAndFingerprint) {
   test::TempDir dir;
   asio::io_context io;
