@@ -7,7 +7,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace sluice::mcp {
 namespace bj = boost::json;
@@ -181,6 +183,42 @@ std::string with_request_meta(std::string_view params_json, const boost::json::o
   out += meta_text;
   out += body.substr(at + existing->size());
   return out;
+}
+
+bool param_headers_of(const boost::json::object& tool,
+                      std::vector<std::pair<std::string, std::string>>& out) {
+  out.clear();
+  const auto* schema = tool.if_contains("inputSchema");
+  const auto* properties =
+      schema && schema->is_object() ? schema->get_object().if_contains("properties") : nullptr;
+  if (!properties || !properties->is_object()) return true;
+  auto token = [](std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) ||
+             std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    });
+  };
+  auto lower = [](std::string_view s) {
+    std::string l(s);
+    for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return l;
+  };
+  std::vector<std::string> seen;
+  for (const auto& [property, definition] : properties->get_object()) {
+    const auto* spec = definition.if_object();
+    const auto* header = spec ? spec->if_contains("x-mcp-header") : nullptr;
+    if (!header) continue;
+    const auto* type = spec->if_contains("type");
+    const bool primitive = type && type->is_string() &&
+                           (type->get_string() == "string" || type->get_string() == "integer" ||
+                            type->get_string() == "boolean");
+    if (!header->is_string() || !token(header->get_string()) || !primitive) return false;
+    std::string key = lower(header->get_string());
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) return false;
+    seen.push_back(std::move(key));
+    out.emplace_back(std::string(property), std::string(header->get_string()));
+  }
+  return true;
 }
 
 std::string without_meta_member(std::string_view params_json, std::string_view key) {

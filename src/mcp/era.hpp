@@ -17,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace sluice::mcp {
@@ -107,6 +109,18 @@ std::string with_request_meta(std::string_view params_json, const boost::json::o
 // there is none. A notification a 2026-07-28 server sent on sluice's own listen stream names
 // that stream's subscriptionId, which means nothing to sluice's clients.
 std::string without_meta_member(std::string_view params_json, std::string_view key);
+
+// Per tool name, the parameters a 2026-07-28 server asked to see as headers (its inputSchema's
+// `x-mcp-header`): each (property, header name), sent over HTTP as `Mcp-Param-<name>`.
+using ParamHeaders =
+    std::unordered_map<std::string, std::vector<std::pair<std::string, std::string>>>;
+
+// The x-mcp-header parameters of one listed tool (a JSON object) into `out`: true when it has
+// none or all are valid; false (the tool must not be used) when one is not a non-empty HTTP
+// token (letters, digits and !#$%&'*+-.^_`|~), sits on a property that is not a string,
+// integer or boolean, or repeats another ignoring case.
+bool param_headers_of(const boost::json::object& tool,
+                      std::vector<std::pair<std::string, std::string>>& out);
 
 // What a stateless request's result gets: resultType, and for the lists and resources/read
 // the caching hints (ttlMs 0: sluice's lists follow its servers, which may change at any

@@ -26,6 +26,7 @@
 // close() ends them. Threading: the io_context thread only.
 #include "core/error.hpp"
 #include "core/event.hpp"
+#include "mcp/era.hpp"
 #include "mcp/session.hpp"
 #include "transport/http_client.hpp"
 
@@ -38,6 +39,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace sluice::transport {
 
@@ -78,6 +82,8 @@ struct RemoteFailure {
   std::string message;
 };
 
+using mcp::ParamHeaders;
+
 class RemoteConnection : public mcp::Outbox, public std::enable_shared_from_this<RemoteConnection> {
  public:
   static constexpr std::size_t kMaxConsecutiveFailures = 5;
@@ -105,6 +111,11 @@ class RemoteConnection : public mcp::Outbox, public std::enable_shared_from_this
   bool protocol_violation() const { return violation_; }
   const std::string& session_id() const { return session_id_; }
   std::size_t connections_opened() const;
+  // The x-mcp-header parameters of the server's tools, from its latest listing: a tools/call
+  // of the 2026-07-28 revision mirrors each argument given (not null) into its header.
+  void set_param_headers(std::shared_ptr<const ParamHeaders> headers) {
+    param_headers_ = std::move(headers);
+  }
 
  private:
   struct Stream;  // one SSE stream being read: the events' last id, the retry delay
@@ -155,6 +166,9 @@ class RemoteConnection : public mcp::Outbox, public std::enable_shared_from_this
   std::optional<RemoteFailure> failure_;
   std::string session_id_;
   std::string protocol_version_;
+  std::shared_ptr<const ParamHeaders> param_headers_;
+  // The last request sent was of the 2026-07-28 revision (its notifications name it too).
+  bool modern_ = false;
   std::string initialize_id_;         // the raw id of initialize while it waits for its answer
   std::string post_url_;              // legacy: the endpoint, once the stream named it
   std::vector<std::string> waiting_;  // legacy: frames sent before the endpoint was known

@@ -25,6 +25,10 @@
 #               config at its URL and drives sluice's stdio front end; baseline-client.yml, and
 #               client/verdict.mjs also requires each scenario's check ids (client/
 #               expected-checks.json). CONFORMANCE_SERVER is not used.  ctest: conformance_client
+#   client-2026 the same CLIENT scenarios with --requirements 2026-07-28 (sluice probes each
+#               scenario's server and speaks 2026-07-28 to it); baseline-client-2026.yml, judged
+#               by the runner itself (its scenarios declare their checks and fail the ones never
+#               emitted).                                          ctest: conformance_client_2026
 set -euo pipefail
 
 mode=stdio
@@ -32,8 +36,8 @@ if [[ $# -eq 3 ]]; then
   mode="$1"
   shift
 fi
-if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client)$ ]]; then
-  echo "usage: $0 [stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client] SLUICE_BINARY CONFORMANCE_SERVER" >&2
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client|client-2026)$ ]]; then
+  echo "usage: $0 [stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client|client-2026] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
 fi
 sluice="$(realpath -- "$1")"
@@ -43,7 +47,7 @@ here="$(pwd)"
 
 # The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
 pkg="$here"
-[[ "$mode" == *-alpha || "$mode" == *-2026 || "$mode" == client ]] && pkg="$here/alpha"
+[[ "$mode" == *-alpha || "$mode" == *-2026 || "$mode" == client* ]] && pkg="$here/alpha"
 
 # npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
 # never writes it), so conformance tests started in parallel (ctest -j) don't install over each
@@ -69,6 +73,33 @@ cleanup() {
   rm -rf -- "$work"
 }
 trap cleanup EXIT
+
+if [[ "$mode" == client-2026 ]]; then
+  [[ "$here" != *" "* ]] || { echo "run.sh: the client mode needs a path without spaces: $here" >&2; exit 1; }
+  mkdir -p "$work/results"
+  status=0
+  SLUICE_BINARY="$sluice" HOME="$work" NODE_OPTIONS="--require $here/shim/loopback-sync.cjs" \
+    setsid timeout 540 node --import "$here/shim/register.mjs" \
+    "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
+    --command "node $here/client/adapter.mjs" --requirements 2026-07-28 --timeout 60000 \
+    --expected-failures "$here/baseline-client-2026.yml" -o "$work/results" >"$work/suite.log" 2>&1 &
+  server_pid=$!
+  wait "$server_pid" || status=$?
+  if grep -q '=== SUITE SUMMARY ===' "$work/suite.log"; then
+    sed -n '/=== SUITE SUMMARY ===/,$p' "$work/suite.log"
+  else
+    tail -40 "$work/suite.log" >&2
+  fi
+  if [[ $status -ne 0 ]]; then
+    node "$here/failed-checks.mjs" "$work/results" >&2 || true
+    for f in "$work"/results/*/stderr.txt; do
+      [[ -s "$f" ]] || continue
+      echo "--- $(basename -- "$(dirname -- "$f")") (adapter stderr) ---" >&2
+      tail -30 "$f" >&2
+    done
+  fi
+  exit "$status"
+fi
 
 if [[ "$mode" == client ]]; then
   # The runner starts every scenario's servers (bound to 127.0.0.1 by shim/loopback-sync.cjs) and

@@ -153,10 +153,15 @@ asio::awaitable<AuthResult<std::string>> OAuthClient::after_401(const Unauthoriz
   const std::string current = record_ ? record_->access_token : std::string();
   // Another request's refusal already replaced the token this one carried.
   if (!current.empty() && current != refusal.bearer_sent) co_return current;
-  if (!current.empty() && !record_->refresh_token.empty() && current != refreshed_token_) {
+  // A resource that moved to another authorization server refuses every token of the old
+  // one: neither a refresh there nor the old registration is of use, and a new authorization
+  // (with a registration at the new server) is due even moments after the last one.
+  const bool moved = !current.empty() && co_await issuer_moved(challenge);
+  if (!moved && !current.empty() && !record_->refresh_token.empty() &&
+      current != refreshed_token_) {
     if (co_await refresh()) co_return record_->access_token;
   }
-  if (last_authorization_ms_ &&
+  if (!moved && last_authorization_ms_ &&
       now() - *last_authorization_ms_ < options_.reauthorize_after.count()) {
     co_return auth_required("the server refused a token it authorized moments ago");
   }
@@ -168,6 +173,21 @@ asio::awaitable<AuthResult<std::string>> OAuthClient::after_401(const Unauthoriz
   AuthResult<void> done = co_await authorize(challenge, std::move(held), headless_channel());
   if (!done) co_return done.error();
   co_return record_->access_token;
+}
+
+asio::awaitable<bool> OAuthClient::issuer_moved(const BearerChallenge& challenge) {
+  if (!record_ || record_->issuer.empty()) co_return false;
+  AuthResult<ProtectedResourceMetadata> resource = co_await discover_protected_resource(
+      fetch_, options_.server_url, challenge.resource_metadata);
+  if (!resource) co_return false;
+  auto bare = [](std::string_view s) {
+    while (!s.empty() && s.back() == '/') s.remove_suffix(1);
+    return s;
+  };
+  for (const auto& server : resource->authorization_servers) {
+    if (bare(server) == bare(record_->issuer)) co_return false;
+  }
+  co_return true;
 }
 
 asio::awaitable<AuthResult<std::string>> OAuthClient::step_up(const BearerChallenge& challenge) {

@@ -31,7 +31,10 @@
 //
 // Refusals: a 401 refreshes once (refresh_token grant); a token the refresh just gave that is
 // refused again, or none to refresh, leads to one automatic authorization, unless the last
-// one completed less than reauthorize_after ago: then auth_required. A 403 with
+// one completed less than reauthorize_after ago: then auth_required. A 401 after which the
+// protected resource metadata no longer names the issuer of the token held (the resource moved
+// to another authorization server) skips the refresh and that bound: sluice authorizes at the
+// new server, registering there, and never presents the old registration to it. A 403 with
 // error="insufficient_scope" re-authorizes with the union of the scopes held and those the
 // challenge names, only when that adds a scope and at most max_step_ups times, so a server
 // that always refuses cannot make sluice loop. An expired token (expires_at within
@@ -144,6 +147,9 @@ class OAuthClient {
   boost::asio::awaitable<AuthResult<std::string>> after_401(const Unauthorized& refusal,
                                                             const BearerChallenge& challenge);
   boost::asio::awaitable<AuthResult<std::string>> step_up(const BearerChallenge& challenge);
+  // Whether the server's protected resource metadata no longer names the authorization server
+  // that issued the token held (it moved to another one: SEP-2352).
+  boost::asio::awaitable<bool> issuer_moved(const BearerChallenge& challenge);
   boost::asio::awaitable<AuthResult<void>> refresh();
   boost::asio::awaitable<AuthResult<void>> authorize(const BearerChallenge& challenge,
                                                      std::set<std::string> scopes,

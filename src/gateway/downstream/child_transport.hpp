@@ -38,6 +38,8 @@ class ChildTransport final : public DownstreamTransport {
   int foreign_signal() const override;
   bool code_changed() const override { return child_->executable_changed(); }
   pid_t pid() const override { return child_->pid(); }
+  bool remote() const override { return false; }
+  void param_headers(std::shared_ptr<const mcp::ParamHeaders>) override {}
   std::string problem() const override { return {}; }
 
  private:

@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/wall_clock.hpp"
 #include "gateway/downstream/peer.hpp"
+#include "mcp/era.hpp"
 #include "rpc/message.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -229,12 +230,29 @@ asio::awaitable<bool> DownstreamPeer::list_tools() {
   schema::Options schema_options;
   schema_options.max_depth = limits_.max_schema_depth;
   std::size_t skipped = 0;
+  // A 2026-07-28 server may ask for parameters as headers (x-mcp-header): a tool that asks
+  // wrongly is left out, the others' headers go to the transport.
+  auto headers = std::make_shared<mcp::ParamHeaders>();
+  std::size_t bad_headers = 0;
+  std::vector<std::pair<std::string, std::string>> params;
   bool ok = co_await fetch_all(
       kTools,
-      [&](const bj::value& item) { tools.push_back(tool_entry(item, &schema_options, name_)); },
+      [&](const bj::value& item) {
+        if (modern_ && !mcp::param_headers_of(item.get_object(), params)) {
+          ++bad_headers;
+          return;
+        }
+        tools.push_back(tool_entry(item, &schema_options, name_));
+        if (!params.empty()) (*headers)[tools.back().name] = params;
+      },
       [&] { return tools.size() >= limits_.max_tools_per_server; }, skipped);
   if (!ok) co_return false;
-  skipped_.tools = skipped;
+  if (bad_headers > 0) {
+    core::log::warn("server {}: left out {} tool(s) whose x-mcp-header is invalid", name_,
+                    bad_headers);
+  }
+  if (transport_) transport_->param_headers(std::move(headers));
+  skipped_.tools = skipped + bad_headers;
   set_tools(std::move(tools));
   tools_known_ = true;
   lists_cached_ = false;

@@ -19,8 +19,10 @@ namespace bj = boost::json;
 
 namespace {
 
-// How long the probe waits for server/discover before falling back to initialize: a 2025
-// server answers an unknown method at once, and one that ignores it must not stall its start.
+// How long the probe of a child waits for server/discover before falling back to initialize:
+// a 2025 server answers an unknown method at once, and one that ignores it must not stall its
+// start. A remote server's HTTP stack answers every POST, so its probe waits as long as
+// initialize would.
 constexpr std::chrono::milliseconds kProbeTimeout{5000};
 // Rounds of input one request may take before sluice gives up on it.
 constexpr int kMaxInputRounds = 16;
@@ -52,12 +54,27 @@ std::string string_of(std::optional<std::string_view> literal) {
   return value ? std::string(*value) : std::string();
 }
 
+// Whether `reply` refuses the version asked for (-32022) while naming 2026-07-28 among the
+// ones the server supports: a server may refuse a first request so, to see the client retry.
+bool retry_named(const mcp::Reply& reply) {
+  if (reply.status != mcp::Reply::Status::error || !reply.message) return false;
+  std::string_view error = reply.message->error();
+  auto code = cj::member_span(error, "code");
+  auto data = cj::member_span(error, "data");
+  auto supported = data ? cj::member_span(*data, "supported") : std::nullopt;
+  return code && cj::trim(*code) == std::to_string(mcp::era_code::kUnsupportedProtocolVersion) &&
+         supported && supported->find(cj::quote(mcp::kStatelessVersion)) != std::string_view::npos;
+}
+
 }  // namespace
 
 asio::awaitable<bool> DownstreamPeer::discover() {
+  const auto bound = transport_ && transport_->remote()
+                         ? limits_.initialize_timeout
+                         : std::min(kProbeTimeout, limits_.initialize_timeout);
   modern_ = true;  // the probe itself carries the revision's _meta
-  auto reply = co_await session_->request("server/discover", dress("{}"),
-                                          std::min(kProbeTimeout, limits_.initialize_timeout));
+  auto reply = co_await session_->request("server/discover", dress("{}"), bound);
+  if (retry_named(reply)) reply = co_await session_->request("server/discover", dress("{}"), bound);
   modern_ = false;
   if (!reply.ok()) co_return false;
   std::string_view result = reply.message->result();

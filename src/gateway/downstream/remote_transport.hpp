@@ -37,6 +37,10 @@ class RemoteTransport final : public DownstreamTransport {
   int foreign_signal() const override { return 0; }
   bool code_changed() const override { return false; }
   pid_t pid() const override { return -1; }
+  bool remote() const override { return true; }
+  void param_headers(std::shared_ptr<const mcp::ParamHeaders> headers) override {
+    connection_->set_param_headers(std::move(headers));
+  }
   std::string problem() const override;
 
  private:

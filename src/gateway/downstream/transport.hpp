@@ -10,6 +10,7 @@
 // close() is the orderly end; the destructor releases everything synchronously if close()
 // was skipped. Threading: the gateway's io_context thread only.
 #include "core/clock.hpp"
+#include "mcp/era.hpp"
 #include "mcp/session.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -50,6 +51,11 @@ class DownstreamTransport {
   virtual bool code_changed() const = 0;
   // The local process serving it, or -1.
   virtual pid_t pid() const = 0;
+  // Whether the server is remote (Streamable HTTP or legacy SSE) rather than a child.
+  virtual bool remote() const = 0;
+  // The x-mcp-header parameters of a 2026-07-28 server's tools, from its latest listing (a
+  // remote server gets them as Mcp-Param-* headers; stdio has no headers).
+  virtual void param_headers(std::shared_ptr<const mcp::ParamHeaders> headers) = 0;
   // Why the connection failed or ended, when the transport knows better than the session
   // (a remote server's TLS failure, HTTP status, expired session): "<class>: <sentence>",
   // value-free; empty otherwise.

@@ -28,6 +28,8 @@ const kCimdUrl = 'https://conformance-test.local/client-metadata.json';
 const kToolWaitMs = 20000;  // sluice lists a remote server's tools once it has connected
 const kCallTimeoutMs = 25000;
 const kExitGraceMs = 10000;  // sluice must exit on its own once stdin is closed
+// Scenarios whose server lists no tool: the listing is all there is to do.
+const kNoTools = new Set(['initialize', 'request-metadata']);
 
 const url = process.argv[2];
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
@@ -117,7 +119,7 @@ class SluiceProcess {
 // and announces them with notifications/tools/list_changed), bounded. The initialize scenario's
 // server lists none: one listing is enough there.
 async function remoteTools(client, changed) {
-  const deadline = scenario === 'initialize' ? 0 : Date.now() + kToolWaitMs;
+  const deadline = kNoTools.has(scenario) ? 0 : Date.now() + kToolWaitMs;
   for (;;) {
     const { tools } = await client.listTools();
     const mine = tools.filter((t) => t.name.startsWith(`${kServer}__`));
@@ -158,6 +160,28 @@ async function drive(client, tools) {
     case 'elicitation-sep1034-client-defaults':
       await call(client, findTool(tools, 'test_client_elicitation_defaults'), {});
       return;
+    case 'request-metadata':
+      return;
+    case 'sep-2322-client-request-state':
+      // Input required, with and without a requestState, a plain call after them, and a result
+      // without resultType: sluice asks this client (its elicitation handler) and retries.
+      for (const name of ['test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_unrelated',
+                          'test_mrtr_no_result_type']) {
+        await call(client, findTool(tools, name), {});
+      }
+      return;
+    case 'http-custom-headers': {
+      // The calls the scenario's context names, with their arguments as given.
+      const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}');
+      for (const { name, arguments: args } of context.toolCalls ?? []) {
+        await call(client, findTool(tools, name), args ?? {});
+      }
+      return;
+    }
+    case 'http-invalid-tool-headers':
+      // Only the valid tool is listed by sluice; the scenario checks it was called.
+      await call(client, findTool(tools, 'valid_tool'), { region: 'us-west1' });
+      return;
     default:
       // auth/*: a call after the listing (auth/scope-step-up challenges tools/call only).
       await call(client, tools[0], {});
@@ -196,7 +220,7 @@ async function main() {
     await client.connect(transport);
     const tools = await remoteTools(client, changed);
     console.error(`adapter: sluice lists ${tools.length} tool(s) of "${kServer}"`);
-    if (tools.length === 0 && scenario !== 'initialize') {
+    if (tools.length === 0 && !kNoTools.has(scenario)) {
       throw new Error(`sluice listed no tool of "${kServer}" within ${kToolWaitMs} ms`);
     }
     await drive(client, tools);

@@ -116,6 +116,35 @@ TEST(Era, ANotificationFromSluicesOwnListenLosesOnlyItsSubscriptionId) {
   EXPECT_EQ(without_meta_member(R"({"_meta":{"x":1}})", key), R"({"_meta":{"x":1}})");
 }
 
+TEST(Era, AToolsHeaderParametersAreKeptOnlyWhenEveryOneIsValid) {
+  auto tool = [](const std::string& properties) {
+    return bj::parse(R"({"name":"t","inputSchema":{"type":"object","properties":)" + properties +
+                     "}}")
+        .as_object();
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  EXPECT_TRUE(param_headers_of(
+      tool(R"({"region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer",)"
+           R"("x-mcp-header":"Priority"},"q":{"type":"string"}})"),
+      out));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], (std::pair<std::string, std::string>{"region", "Region"}));
+  EXPECT_EQ(out[1], (std::pair<std::string, std::string>{"n", "Priority"}));
+  EXPECT_TRUE(param_headers_of(tool("{}"), out));
+  EXPECT_TRUE(out.empty());
+  for (
+      const char* bad :
+      {R"({"v":{"type":"string","x-mcp-header":""}})",
+       R"({"v":{"type":"string","x-mcp-header":"My Region"}})",
+       R"({"v":{"type":"string","x-mcp-header":"Region:1"}})",
+       R"({"v":{"type":"string","x-mcp-header":"Région"}})",
+       R"({"v":{"type":"number","x-mcp-header":"Score"}})",
+       R"({"v":{"type":"object","x-mcp-header":"Data"}})",
+       R"({"a":{"type":"string","x-mcp-header":"MyField"},"b":{"type":"string","x-mcp-header":"myfield"}})"}) {
+    EXPECT_FALSE(param_headers_of(tool(bad), out)) << bad;
+  }
+}
+
 TEST(Era, ARetiredResourceNotFoundBecomesInvalidParamsNamingTheUri) {
   auto read = request("resources/read", R"({"uri":"test://gone"})");
   auto mapped =
