@@ -74,37 +74,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ "$mode" == client-2026 ]]; then
-  [[ "$here" != *" "* ]] || { echo "run.sh: the client mode needs a path without spaces: $here" >&2; exit 1; }
-  mkdir -p "$work/results"
-  status=0
-  SLUICE_BINARY="$sluice" HOME="$work" NODE_OPTIONS="--require $here/shim/loopback-sync.cjs" \
-    setsid timeout 540 node --import "$here/shim/register.mjs" \
-    "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
-    --command "node $here/client/adapter.mjs" --requirements 2026-07-28 --timeout 60000 \
-    --expected-failures "$here/baseline-client-2026.yml" -o "$work/results" >"$work/suite.log" 2>&1 &
-  server_pid=$!
-  wait "$server_pid" || status=$?
-  if grep -q '=== SUITE SUMMARY ===' "$work/suite.log"; then
-    sed -n '/=== SUITE SUMMARY ===/,$p' "$work/suite.log"
-  else
-    tail -40 "$work/suite.log" >&2
-  fi
-  if [[ $status -ne 0 ]]; then
-    node "$here/failed-checks.mjs" "$work/results" >&2 || true
-    for f in "$work"/results/*/stderr.txt; do
-      [[ -s "$f" ]] || continue
-      echo "--- $(basename -- "$(dirname -- "$f")") (adapter stderr) ---" >&2
-      tail -30 "$f" >&2
-    done
-  fi
-  exit "$status"
-fi
-
-if [[ "$mode" == client ]]; then
+if [[ "$mode" == client || "$mode" == client-2026 ]]; then
   # The runner starts every scenario's servers (bound to 127.0.0.1 by shim/loopback-sync.cjs) and
   # runs `node client/adapter.mjs <url>` for each, in parallel. It splits --command on spaces.
   [[ "$here" != *" "* ]] || { echo "run.sh: the client mode needs a path without spaces: $here" >&2; exit 1; }
+  requirements=2025-11-25
+  baseline="$here/baseline-client.yml"
+  if [[ "$mode" == client-2026 ]]; then
+    requirements=2026-07-28
+    baseline="$here/baseline-client-2026.yml"
+  fi
   mkdir -p "$work/results"
   suite_status=0
   # Own process group (setsid), so that cleanup also ends any adapter or sluice left by a scenario
@@ -112,8 +91,8 @@ if [[ "$mode" == client ]]; then
   SLUICE_BINARY="$sluice" HOME="$work" NODE_OPTIONS="--require $here/shim/loopback-sync.cjs" \
     setsid timeout 540 node --import "$here/shim/register.mjs" \
     "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" client \
-    --command "node $here/client/adapter.mjs" --requirements 2025-11-25 --timeout 60000 \
-    --expected-failures "$here/baseline-client.yml" -o "$work/results" >"$work/suite.log" 2>&1 &
+    --command "node $here/client/adapter.mjs" --requirements "$requirements" --timeout 60000 \
+    --expected-failures "$baseline" -o "$work/results" >"$work/suite.log" 2>&1 &
   server_pid=$!
   wait "$server_pid" || suite_status=$?
   if grep -q '=== SUITE SUMMARY ===' "$work/suite.log"; then
@@ -121,11 +100,13 @@ if [[ "$mode" == client ]]; then
   else
     tail -40 "$work/suite.log" >&2
   fi
-  echo "--- verdict (client/verdict.mjs: no failure, no warning, every expected check id) ---"
   status=0
-  node "$here/client/verdict.mjs" "$work/results" "$here/client/expected-checks.json" \
-    "$here/baseline-client.yml" \
-    "$pkg/node_modules/@modelcontextprotocol/conformance/requirements/2025-11-25.yaml" || status=$?
+  if [[ "$mode" == client ]]; then
+    echo "--- verdict (client/verdict.mjs: no failure, no warning, every expected check id) ---"
+    node "$here/client/verdict.mjs" "$work/results" "$here/client/expected-checks.json" \
+      "$baseline" \
+      "$pkg/node_modules/@modelcontextprotocol/conformance/requirements/2025-11-25.yaml" || status=$?
+  fi
   [[ $suite_status -eq 0 ]] || status=$suite_status
   if [[ $status -ne 0 ]]; then
     node "$here/failed-checks.mjs" "$work/results" >&2 || true
