@@ -166,7 +166,8 @@ asio::awaitable<mcp::Reply> DownstreamPeer::forward(std::string method, std::str
   auto session = session_;  // keeps the session alive across a teardown
   params = dress(std::move(params));
   mcp::Reply reply = co_await session->request(method, params, timeout, cancel);
-  if (method == "tools/call" || method == "prompts/get" || method == "resources/read") {
+  if (modern_ &&
+      (method == "tools/call" || method == "prompts/get" || method == "resources/read")) {
     reply = co_await complete_input(method, params, std::move(reply), timeout, cancel, nullptr);
   }
   co_return reply;
@@ -194,6 +195,7 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(std::string_view tool,
   params = dress(std::move(params));
   mcp::Reply reply =
       co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
+  if (!modern_) co_return reply;  // a 2025 server asks with requests of its own
   co_return co_await complete_input("tools/call", params, std::move(reply), timeout, cancel,
                                     tracking);
 }
