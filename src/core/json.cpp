@@ -19,8 +19,8 @@ namespace {
 std::size_t skip_ws(std::string_view t, std::size_t i);
 
 // A basic_parser handler that builds the DOM through value_stack, like boost::json::parser,
-// and records each object's member count in the order objects close (post-order), so a walk
-// of the finished DOM can find objects that lost members to duplicate keys.
+// and refuses an object with a duplicate key as it closes (its keys compared as decoded, so
+// two spellings of one key are one key).
 class StrictHandler {
  public:
   static constexpr std::size_t max_object_size = std::size_t(-1);
@@ -35,6 +35,7 @@ class StrictHandler {
   // suffix starting at frames.back(), checked and dropped when it closes.
   std::vector<std::string> keys;
   std::vector<std::size_t> frames;
+  std::vector<std::string_view> sorted;  // scratch of has_duplicate for a large object
   std::string key_part;
 
   bool on_document_begin(bj::error_code&) { return true; }
@@ -48,18 +49,30 @@ class StrictHandler {
     frames.push_back(keys.size());
     return true;
   }
+  // Whether two of the keys from `start` on are equal: compared pairwise for the few keys of
+  // most objects (no allocation on every message's hot path), sorted for a large one.
+  bool has_duplicate(std::size_t start) {
+    static constexpr std::size_t kPairwise = 16;
+    const std::size_t n = keys.size() - start;
+    if (n <= kPairwise) {
+      for (std::size_t i = start; i < keys.size(); ++i) {
+        for (std::size_t j = i + 1; j < keys.size(); ++j) {
+          if (keys[i] == keys[j]) return true;
+        }
+      }
+      return false;
+    }
+    sorted.assign(keys.begin() + static_cast<std::ptrdiff_t>(start), keys.end());
+    std::sort(sorted.begin(), sorted.end());
+    return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  }
   bool on_object_end(std::size_t n, bj::error_code& ec) {
     std::size_t start = frames.back();
     frames.pop_back();
-    if (n > 1) {
-      std::vector<std::string_view> sorted(keys.begin() + static_cast<std::ptrdiff_t>(start),
-                                           keys.end());
-      std::sort(sorted.begin(), sorted.end());
-      if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-        duplicate = true;
-        ec = bj::error::syntax;  // stops the parse; reported as duplicate_key
-        return false;
-      }
+    if (n > 1 && has_duplicate(start)) {
+      duplicate = true;
+      ec = bj::error::syntax;  // stops the parse; reported as duplicate_key
+      return false;
     }
     keys.resize(start);
     stack.push_object(n);

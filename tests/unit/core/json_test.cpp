@@ -53,6 +53,17 @@ TEST(JsonParseStrict, DuplicateKeysDeepInsideAreRejected) {
   EXPECT_EQ(strict_problem(R"([{},{"z":1},{"q":1,"q":2}])"), ParseProblem::duplicate_key);
 }
 
+TEST(JsonParseStrict, ALargeObjectIsCheckedForDuplicatesToo) {
+  std::string distinct = "{";
+  for (int i = 0; i < 40; ++i) {
+    distinct += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  }
+  EXPECT_TRUE(parse_strict(distinct + "}", kLimits));
+  EXPECT_EQ(strict_problem(distinct + R"(,"k17":0})"), ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"({"inner":)" + distinct + R"(,"k0":1},"z":1})"),
+            ParseProblem::duplicate_key);
+}
+
 TEST(JsonParseStrict, DuplicateKeysSpelledWithDifferentEscapesAreRejected) {
   EXPECT_EQ(strict_problem(R"({"a":1,"\u0061":2})"), ParseProblem::duplicate_key);
   EXPECT_EQ(strict_problem(R"({"\u00e9":1,"é":2})"), ParseProblem::duplicate_key);
