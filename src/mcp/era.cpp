@@ -10,11 +10,30 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 
 namespace sluice::mcp {
 namespace bj = boost::json;
 
 namespace {
+
+// The object that `text` is, if it is one.
+std::optional<boost::json::object> object_of(std::string_view text) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return std::move(v.get_object());
+}
+
+// `params` with the member value `existing` (a view into it) replaced by `meta`.
+std::string spliced(std::string_view params, std::string_view existing,
+                    const boost::json::object& meta) {
+  const auto at = static_cast<std::size_t>(existing.data() - params.data());
+  std::string out(params.substr(0, at));
+  out += boost::json::serialize(meta);
+  out += params.substr(at + existing.size());
+  return out;
+}
 
 constexpr std::array<std::string_view, 8> kLogLevels = {"debug", "info",     "notice", "warning",
                                                         "error", "critical", "alert",  "emergency"};
@@ -170,19 +189,10 @@ std::string with_request_meta(std::string_view params_json, const boost::json::o
   if (body.front() != '{') return std::string(params_json);
   auto existing = core::json::member_span(body, "_meta");
   boost::json::object merged;
-  if (existing) {
-    boost::system::error_code ec;
-    boost::json::value v = boost::json::parse(*existing, ec);
-    if (!ec && v.is_object()) merged = std::move(v.get_object());
-  }
+  if (existing) merged = object_of(*existing).value_or(boost::json::object());
   for (const auto& member : meta) merged[member.key()] = member.value();
-  std::string meta_text = boost::json::serialize(merged);
-  if (!existing) return with_members(body, {{"_meta", std::move(meta_text)}});
-  const auto at = static_cast<std::size_t>(existing->data() - body.data());
-  std::string out(body.substr(0, at));
-  out += meta_text;
-  out += body.substr(at + existing->size());
-  return out;
+  if (existing) return spliced(body, *existing, merged);
+  return with_members(body, {{"_meta", boost::json::serialize(merged)}});
 }
 
 bool param_headers_of(const boost::json::object& tool,
@@ -224,15 +234,10 @@ bool param_headers_of(const boost::json::object& tool,
 std::string without_meta_member(std::string_view params_json, std::string_view key) {
   auto existing = core::json::member_span(params_json, "_meta");
   if (!existing || !core::json::member_span(*existing, key)) return std::string(params_json);
-  boost::system::error_code ec;
-  boost::json::value v = boost::json::parse(*existing, ec);
-  if (ec || !v.is_object()) return std::string(params_json);
-  v.get_object().erase(key);
-  const auto at = static_cast<std::size_t>(existing->data() - params_json.data());
-  std::string out(params_json.substr(0, at));
-  out += boost::json::serialize(v);
-  out += params_json.substr(at + existing->size());
-  return out;
+  std::optional<boost::json::object> meta = object_of(*existing);
+  if (!meta) return std::string(params_json);
+  meta->erase(key);
+  return spliced(params_json, *existing, *meta);
 }
 
 std::vector<ResultMember> stateless_result_members(std::string_view method) {

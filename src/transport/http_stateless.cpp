@@ -6,9 +6,8 @@
 // (the call's permit is kept by its work, as for any cancel).
 #include "core/json.hpp"
 #include "mcp/era.hpp"
+#include "transport/era_headers.hpp"
 #include "transport/http_server_impl.hpp"
-
-#include <openssl/evp.h>
 
 #include <boost/json/object.hpp>
 
@@ -17,42 +16,8 @@ namespace http = boost::beast::http;
 
 namespace {
 
-constexpr std::string_view kBase64Open = "=?base64?";
-constexpr std::string_view kBase64Close = "?=";
-
-// A header value as meant: the Base64 form `=?base64?...?=` decoded (nullopt: not valid
-// Base64), any other value as it is.
-std::optional<std::string> header_text(std::string_view value) {
-  if (value.size() < kBase64Open.size() + kBase64Close.size() ||
-      value.substr(0, kBase64Open.size()) != kBase64Open ||
-      value.substr(value.size() - kBase64Close.size()) != kBase64Close) {
-    return std::string(value);
-  }
-  std::string_view b64 =
-      value.substr(kBase64Open.size(), value.size() - kBase64Open.size() - kBase64Close.size());
-  if (b64.size() % 4 != 0) return std::nullopt;
-  std::string out(b64.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(b64.data()),
-                          static_cast<int>(b64.size()));
-  if (n < 0) return std::nullopt;
-  // EVP_DecodeBlock counts the padding's bytes as zeros: drop one per '='.
-  std::size_t padding = 0;
-  for (auto it = b64.rbegin(); it != b64.rend() && *it == '=' && padding < 2; ++it) ++padding;
-  out.resize(static_cast<std::size_t>(n) - padding);
-  return out;
-}
-
 mcp::EraRefusal mismatch(std::string what) {
   return mcp::EraRefusal{mcp::era_code::kHeaderMismatch, "Header mismatch: " + what, {}, 400};
-}
-
-// The params member a method's Mcp-Name header repeats: tools/call and prompts/get their
-// name, resources/read its uri; empty for the other methods.
-std::string_view name_member(std::string_view method) {
-  if (method == "tools/call" || method == "prompts/get") return "name";
-  if (method == "resources/read") return "uri";
-  return {};
 }
 
 }  // namespace
@@ -65,7 +30,7 @@ std::optional<mcp::EraRefusal> HttpServerImpl::stateless_header_problem(
   std::string_view key = name_member(message.method());
   if (key.empty()) return std::nullopt;
   if (req.find("Mcp-Name") == req.end()) return mismatch("Mcp-Name is required");
-  std::optional<std::string> name = header_text(req["Mcp-Name"]);
+  std::optional<std::string> name = decode_header_value(req["Mcp-Name"]);
   const boost::json::object* params = message.params_object();
   const boost::json::value* value = params ? params->if_contains(key) : nullptr;
   if (!name || !value || !value->is_string() || value->get_string() != *name) {

@@ -3,16 +3,13 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
-#include "mcp/era.hpp"
 #include "rpc/message.hpp"
+#include "transport/era_headers.hpp"
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/string.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
-
-#include <openssl/evp.h>
 
 #include <fmt/format.h>
 
@@ -52,83 +49,6 @@ Outgoing classify(std::string_view frame) {
   if (auto m = cj::string_value(*method, scratch)) out.method = std::string(*m);
   if (auto id = cj::member_span(frame, "id")) out.id = std::string(*id);
   return out;
-}
-
-// A header value as sent: plain when it is visible ASCII (spaces inside allowed) with no
-// whitespace at either end, else the revision's Base64 form `=?base64?...?=` of its UTF-8.
-std::string header_value(std::string_view text) {
-  auto space = [](char c) { return c == ' ' || c == '\t'; };
-  const bool plain =
-      std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c <= 0x7e; }) &&
-      (text.empty() || (!space(text.front()) && !space(text.back())));
-  if (plain) return std::string(text);
-  std::string out(4 * ((text.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(text.data()),
-                          static_cast<int>(text.size()));
-  out.resize(static_cast<std::size_t>(std::max(n, 0)));
-  return "=?base64?" + out + "?=";
-}
-
-// A request of the stateless revision (its params' _meta names 2026-07-28) says in headers
-// too what it is: MCP-Protocol-Version, Mcp-Method, and Mcp-Name for tools/call and
-// prompts/get (the name) and resources/read (the uri).
-// A notification to a server spoken to in that revision (`modern`) gets the first two.
-void add_modern_headers(HttpRequest& request, std::string_view frame, const Outgoing& what,
-                        bool modern) {
-  if (what.method.empty()) return;  // a response to the server's own request
-  auto set_version = [&] {
-    std::erase_if(request.headers, [](const auto& h) {
-      return boost::beast::iequals(h.first, "MCP-Protocol-Version");
-    });
-    request.headers.emplace_back("MCP-Protocol-Version", std::string(mcp::kStatelessVersion));
-    request.headers.emplace_back("Mcp-Method", what.method);
-  };
-  if (what.id.empty()) {
-    if (modern) set_version();
-    return;
-  }
-  auto params = cj::member_span(frame, "params");
-  auto meta = params ? cj::member_span(*params, "_meta") : std::nullopt;
-  auto version = meta ? cj::member_span(*meta, mcp::meta_key::kProtocolVersion) : std::nullopt;
-  std::string scratch;
-  auto v = version ? cj::string_value(cj::trim(*version), scratch) : std::nullopt;
-  if (!v || *v != mcp::kStatelessVersion) return;
-  set_version();
-  std::string_view key = what.method == "resources/read"                               ? "uri"
-                         : what.method == "tools/call" || what.method == "prompts/get" ? "name"
-                                                                                       : "";
-  if (key.empty()) return;
-  auto name = cj::member_span(*params, key);
-  std::string name_scratch;
-  if (auto text = name ? cj::string_value(cj::trim(*name), name_scratch) : std::nullopt) {
-    request.headers.emplace_back("Mcp-Name", header_value(*text));
-  }
-}
-
-// The Mcp-Param-<name> headers of a 2026-07-28 tools/call: each x-mcp-header parameter of the
-// tool that the call's arguments give, not null: a string as its text (Base64 when it is not
-// plain), an integer as its digits, a boolean as true or false.
-void add_param_headers(HttpRequest& request, std::string_view frame, const ParamHeaders* known) {
-  if (!known) return;
-  auto params = cj::member_span(frame, "params");
-  auto tool = params ? cj::member_span(*params, "name") : std::nullopt;
-  std::string scratch;
-  auto name = tool ? cj::string_value(cj::trim(*tool), scratch) : std::nullopt;
-  auto found = name ? known->find(std::string(*name)) : known->end();
-  if (found == known->end()) return;
-  auto arguments = cj::member_span(*params, "arguments");
-  for (const auto& [property, header] : found->second) {
-    auto value = arguments ? cj::member_span(*arguments, property) : std::nullopt;
-    if (!value) continue;
-    const std::string_view raw = cj::trim(*value);
-    std::string text_scratch;
-    if (auto text = cj::string_value(raw, text_scratch)) {
-      request.headers.emplace_back("Mcp-Param-" + header, header_value(*text));
-    } else if (raw != "null" && !raw.empty() && raw.front() != '{' && raw.front() != '[') {
-      request.headers.emplace_back("Mcp-Param-" + header, std::string(raw));
-    }
-  }
 }
 
 RemoteFailure failure_of(const HttpError& error) {
@@ -259,16 +179,12 @@ asio::awaitable<void> RemoteConnection::post(std::string frame) {
   }
   HttpRequest request = request_to("POST", options_.legacy_sse ? post_url_ : options_.url, false);
   request.headers.emplace_back("Content-Type", "application/json");
-  // Modern: the server was last asked in 2026-07-28 and no initialize has been answered.
-  add_modern_headers(request, frame, what, modern_ && protocol_version_.empty());
-  if (what.method == "tools/call" && protocol_version_.empty()) {
-    add_param_headers(request, frame, param_headers_.get());
-  }
-  if (!what.id.empty())
-    modern_ = request.headers.end() !=
-              std::find_if(request.headers.begin(), request.headers.end(), [](const auto& h) {
-                return boost::beast::iequals(h.first, "Mcp-Method");
-              });
+  // Of the 2026-07-28 revision: a request whose _meta says so, and a notification while the
+  // last request was and no initialize has been answered.
+  const bool era = add_era_headers(request.headers, frame, what.method, !what.id.empty(),
+                                   modern_ && protocol_version_.empty(),
+                                   protocol_version_.empty() ? param_headers_.get() : nullptr);
+  if (!what.id.empty()) modern_ = era;
   request.body = std::move(frame);
   auto abort = std::make_shared<HttpAbort>();
   exchanges_.push_back(abort);

@@ -107,16 +107,9 @@ TEST(CatalogStoreBadFile, AMalformedDatabaseIsMovedAsideWhenReadAndRebuiltEmpty)
 TEST(CatalogStoreBadFile, AFileOfANewerSluiceIsLeftUntouchedAndTheStoreIsUnavailable) {
   test::TempDir dir;
   const std::filesystem::path file = dir.path() / "catalog.sqlite3";
-  {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           "CREATE TABLE future (x); INSERT INTO future VALUES (1); "
-                           "PRAGMA user_version = 99;",
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(db);
-  }
+  ASSERT_TRUE(test::write_sqlite(file,
+                                 "CREATE TABLE future (x); INSERT INTO future VALUES (1); "
+                                 "PRAGMA user_version = 99;"));
   const std::string before = test::bytes_of(file);
   expect_serves_without_the_cache(dir.path(), "newer sluice (schema version 99)");
   EXPECT_EQ(test::bytes_of(file), before);

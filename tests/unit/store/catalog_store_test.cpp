@@ -64,25 +64,19 @@ TEST(CatalogStore, AListingSavedByOneStoreIsLoadedWholeByTheNextOnTheSameDirecto
 TEST(CatalogStore, TheListsLifetimeAServerGaveIsKeptAndAVersion1FileGainsIt) {
   test::TempDir dir;
   const std::filesystem::path file = dir.path() / "catalog.sqlite3";
-  {
-    // A cache written by a sluice of schema version 1 (no list_ttl_ms), with one listing.
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db,
-                           "CREATE TABLE listing (id INTEGER PRIMARY KEY, server TEXT NOT NULL, "
-                           "fingerprint TEXT NOT NULL, listed_at_ms INTEGER NOT NULL, "
-                           "server_name TEXT NOT NULL, server_version TEXT NOT NULL, "
-                           "protocol_version TEXT NOT NULL, UNIQUE (server, fingerprint)); "
-                           "CREATE TABLE item (listing INTEGER NOT NULL, kind INTEGER NOT NULL, "
-                           "ord INTEGER NOT NULL, json TEXT NOT NULL, "
-                           "PRIMARY KEY (listing, kind, ord)) WITHOUT ROWID; "
-                           "INSERT INTO listing VALUES (1, 'old', 'fp', 5, 'o', '1', "
-                           "'2025-11-25'); INSERT INTO item VALUES (1, 0, 0, '{\"name\":\"t\"}'); "
-                           "PRAGMA user_version = 1;",
-                           nullptr, nullptr, nullptr),
-              SQLITE_OK);
-    sqlite3_close(db);
-  }
+  // A cache written by a sluice of schema version 1 (no list_ttl_ms), with one listing.
+  ASSERT_TRUE(
+      test::write_sqlite(file,
+                         "CREATE TABLE listing (id INTEGER PRIMARY KEY, server TEXT NOT NULL, "
+                         "fingerprint TEXT NOT NULL, listed_at_ms INTEGER NOT NULL, "
+                         "server_name TEXT NOT NULL, server_version TEXT NOT NULL, "
+                         "protocol_version TEXT NOT NULL, UNIQUE (server, fingerprint)); "
+                         "CREATE TABLE item (listing INTEGER NOT NULL, kind INTEGER NOT NULL, "
+                         "ord INTEGER NOT NULL, json TEXT NOT NULL, "
+                         "PRIMARY KEY (listing, kind, ord)) WITHOUT ROWID; "
+                         "INSERT INTO listing VALUES (1, 'old', 'fp', 5, 'o', '1', "
+                         "'2025-11-25'); INSERT INTO item VALUES (1, 0, 0, '{\"name\":\"t\"}'); "
+                         "PRAGMA user_version = 1;"));
   ServerListing modern = listing("new", "fp-2", {R"({"name":"echo"})"});
   modern.protocol_version = "2026-07-28";
   modern.list_ttl_ms = 60000;

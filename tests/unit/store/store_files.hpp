@@ -84,6 +84,15 @@ class WriteLock {
   sqlite3* db_ = nullptr;
 };
 
+// Runs `sql` on the SQLite file `file` (created when missing): a file another sluice wrote.
+inline bool write_sqlite(const std::filesystem::path& file, const char* sql) {
+  sqlite3* db = nullptr;
+  const bool ok = sqlite3_open(file.c_str(), &db) == SQLITE_OK &&
+                  sqlite3_exec(db, sql, nullptr, nullptr, nullptr) == SQLITE_OK;
+  sqlite3_close(db);
+  return ok;
+}
+
 inline std::string bytes_of(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::ostringstream out;
