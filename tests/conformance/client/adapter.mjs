@@ -25,7 +25,9 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from
 
 const kServer = 'remote';
 const kCimdUrl = 'https://conformance-test.local/client-metadata.json';
-const kToolWaitMs = 20000;  // sluice lists a remote server's tools once it has connected
+// sluice lists a remote server's tools once it has connected; on a loaded CI machine every
+// scenario runs at once, so the bound is generous (the runner's own is 60 s a scenario).
+const kToolWaitMs = 40000;
 const kCallTimeoutMs = 25000;
 const kExitGraceMs = 10000;  // sluice must exit on its own once stdin is closed
 // Scenarios whose server lists no tool: the listing is all there is to do.
