@@ -15,9 +15,9 @@
 #include "transport/fd_stream.hpp"
 #include "transport/http_server.hpp"
 
+#include <fmt/format.h>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <fmt/format.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -324,6 +324,7 @@ transport::HttpHooks gateway_hooks(gateway::Gateway& gw,
     return bj::serialize(out);
   };
   hooks.metrics = [&gw] { return gw.metrics(); };
+  hooks.param_headers = [&gw](std::string_view tool) { return gw.param_headers(tool); };
   return hooks;
 }
 

@@ -287,6 +287,15 @@ std::optional<std::string_view> member_span(std::string_view object_text, std::s
   return found;
 }
 
+bool replace_member(std::string& object_text, std::string_view key, std::string_view value_json) {
+  auto span = member_span(object_text, key);
+  if (!span) return false;
+  std::string_view value = trim(*span);
+  auto at = static_cast<std::size_t>(value.data() - object_text.data());
+  object_text.replace(at, value.size(), value_json);
+  return true;
+}
+
 std::string_view trim(std::string_view text) {
   std::size_t b = skip_ws(text, 0);
   std::size_t e = text.size();

@@ -42,6 +42,11 @@ std::optional<ParseError> validate(std::string_view text, const ParseLimits& lim
 // such member. Keys are compared after unescaping.
 std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key);
 
+// Replaces the value of member `key` of the object `object_text` with `value_json`, everything
+// else byte for byte; false (nothing changed) when there is no such member. Same precondition
+// as member_span.
+bool replace_member(std::string& object_text, std::string_view key, std::string_view value_json);
+
 // One pass over the top-level members of an object text: for each key in `keys`, the raw
 // text of that member in `found` at the same position (nullopt when absent, or every one when
 // the text is not an object). Same precondition and key comparison as member_span; the first

@@ -31,9 +31,11 @@ class Gateway::ClientHandler : public mcp::Handler {
  public:
   // `bridged`: the handler of an exchange's own session (bridge/input_bridge.hpp), which
   // serves the bridged request itself.
-  ClientHandler(Gateway& gateway, std::weak_ptr<mcp::Session> session, bool bridged)
+  ClientHandler(Gateway& gateway, std::weak_ptr<mcp::Session> session, bool bridged,
+                bool task_work = false)
       : gateway_(gateway),
         bridged_(bridged),
+        task_work_(task_work),
         client_budget_(gateway.io(), gateway.policy().client_cap, gateway.policy().queue_size),
         caller_{std::move(session), client_budget_, {}} {
     // The client as audit and list_pending name it: the session's transport label.
@@ -67,7 +69,14 @@ class Gateway::ClientHandler : public mcp::Handler {
     // the way (a 2025 downstream's sampling, elicitation or roots request): the era bridge
     // serves it.
     if (era.stateless && !bridged_ && InputBridge::bridges(method)) {
+      if (method == "tools/call" && co_await as_task(request, era)) co_return;
       co_await gateway_.bridge().serve(request, era, gateway_.policy().call_timeout);
+      co_return;
+    }
+    // The tasks extension's requests, of the caller whose exchanges created the tasks.
+    if (era.stateless && method.starts_with("tasks/")) {
+      co_await gateway_.serve_task_request(request, InputBridge::caller_key(*request.session()),
+                                           era.tasks);
       co_return;
     }
     // A tools/call's name is read once, here: the gate and the dispatch both need it.
@@ -135,7 +144,25 @@ class Gateway::ClientHandler : public mcp::Handler {
     request.respond_result(bj::serialize(result));
   }
 
-  // server/discover (2026-07-28): the revisions sluice speaks and what it serves statelessly.
+  // A stateless tools/call of a tool that declares task support: refused (-32021) when it runs
+  // only as a task and the caller did not declare the extension; run as a task by sluice when
+  // the caller did and the tool's server does not broker tasks itself. True when answered here.
+  asio::awaitable<bool> as_task(mcp::IncomingRequest& request, const mcp::RequestEra& era) {
+    const auto* params = request.message().params_object();
+    const auto* name = params ? params->if_contains("name") : nullptr;
+    if (!name || !name->is_string()) co_return false;
+    Gateway::TaskSupport support = co_await gateway_.task_support(std::string(name->get_string()));
+    if (support.support == "required" && !era.tasks) {
+      request.respond_error_raw(mcp::refusal_error(mcp::tasks_not_declared()));
+      co_return true;
+    }
+    if (support.support.empty() || !era.tasks || support.server_runs) co_return false;
+    co_await gateway_.start_task(request, InputBridge::caller_key(*request.session()));
+    co_return true;
+  }
+
+  // server/discover (2026-07-28): the revisions sluice speaks and what it serves statelessly,
+  // the tasks extension among it (brokered for the servers that offer it: gateway/tasks.cpp).
   // List changes reach a stateless client on subscriptions/listen (the tool list changes only
   // in aggregate mode); resource subscriptions reach stateful clients only.
   void discover(mcp::IncomingRequest& request) {
@@ -148,7 +175,8 @@ class Gateway::ClientHandler : public mcp::Handler {
          bj::object{{"tools", bj::object{{"listChanged", gateway_.options().expose_all}}},
                     {"prompts", bj::object{{"listChanged", true}}},
                     {"resources", bj::object{{"listChanged", true}}},
-                    {"completions", bj::object()}}},
+                    {"completions", bj::object()},
+                    {"extensions", bj::object{{mcp::kTasksExtension, bj::object()}}}}},
         {"instructions", kInstructions},
         {"_meta", bj::object{{mcp::meta_key::kServerInfo, server_info()}}}};
     request.respond_result(bj::serialize(result));
@@ -283,12 +311,21 @@ class Gateway::ClientHandler : public mcp::Handler {
     invoke.client_budget = &client_budget_;
     invoke.client_label = caller_.label;
     invoke.client_request_id = std::string(m.id());
+    invoke.task_caller = Gateway::task_caller(request);
     auto outcome = co_await gateway_.invoke(std::move(invoke));
-    if (outcome.answered) request.respond_result(outcome.result_json);
+    if (!outcome.answered) co_return;
+    if (!outcome.error_json.empty()) {
+      request.respond_error_raw(outcome.error_json);
+    } else if (task_work_ && !outcome.protocol_error_json.empty()) {
+      request.respond_error_raw(outcome.protocol_error_json);  // the task fails with it
+    } else {
+      request.respond_result(outcome.result_json);
+    }
   }
 
   Gateway& gateway_;
   const bool bridged_;
+  const bool task_work_;  // the session runs a task sluice runs itself (Gateway::start_task)
   Budget client_budget_;  // invariant A1: the per-client-session cap
   meta::Caller caller_;
 };
@@ -297,9 +334,10 @@ std::unique_ptr<mcp::Handler> Gateway::make_client_handler(std::shared_ptr<mcp::
   return std::make_unique<ClientHandler>(*this, std::move(client), false);
 }
 
-std::unique_ptr<mcp::Handler> Gateway::make_bridge_handler(std::shared_ptr<mcp::Session> session) {
+std::unique_ptr<mcp::Handler> Gateway::make_bridge_handler(std::shared_ptr<mcp::Session> session,
+                                                           bool task) {
   // Not a client of its own: lists changes and subscriptions reach the front sessions.
-  return std::make_unique<ClientHandler>(*this, std::move(session), true);
+  return std::make_unique<ClientHandler>(*this, std::move(session), true, task);
 }
 
 }  // namespace sluice::gateway

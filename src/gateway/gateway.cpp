@@ -55,7 +55,9 @@ DownstreamEvents Gateway::events_for(const config::ServerConfig& server) {
                                                 std::uint64_t generation) {
     audit_.record({std::string(kind), "sluice", name, "", std::string(outcome), -1, generation});
   };
-  events.has_subscriptions = [this, name = server.name] { return clients_.subscribed(name); };
+  events.holds_server = [this, name = server.name] {
+    return clients_.subscribed(name) || tasks_.live_on(name);
+  };
   return events;
 }
 

@@ -34,6 +34,7 @@
 #include "gateway/bridge/input_bridge.hpp"
 #include "gateway/calls/admission.hpp"
 #include "gateway/calls/ledger.hpp"
+#include "gateway/calls/task_table.hpp"
 #include "gateway/catalog/catalog.hpp"
 #include "gateway/catalog/indexer.hpp"
 #include "gateway/catalog/synonym_lookup.hpp"
@@ -94,8 +95,14 @@ struct GatewayOptions {
 // downstream's result text spliced through, or a result built by sluice (isError).
 struct InvokeOutcome {
   bool answered = true;     // false when the caller cancelled: nothing may be sent
-  std::string result_json;  // a CallToolResult object
+  std::string result_json;  // a CallToolResult object (or a CreateTaskResult: tasks.cpp)
   bool is_error = false;    // sluice refused or the call failed before a downstream result
+  // A JSON-RPC error object to answer with instead of a result: the server needs a client
+  // capability the caller did not declare (-32021), which a tool error would hide.
+  std::string error_json{};
+  // The server answered with a JSON-RPC error (its code, a value-free message): what a task
+  // sluice runs reports as its error (status failed), where a call gets a tool error.
+  std::string protocol_error_json{};
 };
 
 class Gateway {
@@ -134,6 +141,9 @@ class Gateway {
     // validation.
     const boost::json::value* parsed_arguments = nullptr;
     std::string client_request_id{};  // the raw id of the client's request
+    // The caller a task the server creates is bound to (a 2026-07-28 caller that declared the
+    // tasks extension, tasks.cpp); empty: the call runs without tasks.
+    std::string task_caller{};
   };
   // Validation, admission (the tool's budget, the server's write lane, then the client's),
   // then the call; the permits belong to the downstream request (invariants A1-A3, C1-C4):
@@ -143,6 +153,37 @@ class Gateway {
   // gateway.list_pending and gateway.cancel bodies (CallToolResult texts).
   std::string list_pending(std::optional<std::string_view> server) const;
   std::string cancel_call(std::string_view request_id, bool force);
+
+  // The tasks extension (tasks.cpp). tasks/get, tasks/update and tasks/cancel of a 2026-07-28
+  // caller (`caller`: whom its tasks are bound to; `declared`: its clientCapabilities declare the
+  // extension): refused with -32021 when not declared and -32602 for a task id it does not hold,
+  // else sent to the server that runs the task under the server's own id, the answer carrying the
+  // gateway's id (a completed task's result guarded as any tool result).
+  asio::awaitable<void> serve_task_request(mcp::IncomingRequest& request, std::string caller,
+                                           bool declared);
+  // Which tasks a stateless tools/call of `tool` (a listed name, every tool exposed) may make:
+  // the tool's execution.taskSupport ("optional", "required"; empty: none), and whether its
+  // server brokers tasks itself (a 2026-07-28 server offering the extension) or sluice runs the
+  // call as a task (start_task).
+  struct TaskSupport {
+    std::string support;
+    bool server_runs = false;
+  };
+  asio::awaitable<TaskSupport> task_support(std::string tool);
+  // A stateless tools/call run as a task by sluice itself (its server has no tasks extension):
+  // the call runs in an exchange of the InputBridge, the caller gets a CreateTaskResult at once.
+  asio::awaitable<void> start_task(mcp::IncomingRequest& request, std::string caller);
+  // gateway.cancel of a task id (an operator's): tasks/cancel sent to its server; a task not
+  // ended yet only with force.
+  asio::awaitable<std::string> cancel_task(std::string task_id, bool force);
+  const TaskTable& tasks() const { return tasks_; }
+  // Whom a task `request` makes would be bound to: its 2026-07-28 caller (an exchange's
+  // client key, InputBridge) when its clientCapabilities declare the tasks extension; empty
+  // otherwise (the call runs without tasks).
+  static std::string task_caller(const mcp::IncomingRequest& request);
+  // The (property, header name) pairs the tool clients call `tool` asks to see as Mcp-Param
+  // headers (its x-mcp-header), with every tool exposed; empty otherwise.
+  std::vector<std::pair<std::string, std::string>> param_headers(std::string_view tool) const;
   // Calls admitted and not ended, across every server.
   std::size_t pending_work() const { return calls_.size(); }
   // C7: waits until no admitted call is left, or `bound` passes.
@@ -223,8 +264,15 @@ class Gateway {
 
  private:
   class ClientHandler;
-  // The handler of an exchange's bridge session (InputBridge).
-  std::unique_ptr<mcp::Handler> make_bridge_handler(std::shared_ptr<mcp::Session> session);
+  // The handler of an exchange's bridge session (InputBridge); `task`: it runs a task.
+  std::unique_ptr<mcp::Handler> make_bridge_handler(std::shared_ptr<mcp::Session> session,
+                                                    bool task);
+  // tasks/get, tasks/update or tasks/cancel of a task sluice runs itself (start_task).
+  void serve_own_task(mcp::IncomingRequest& request, BrokeredTask& task);
+  // Answers `request` (a tasks request relayed to server `d`) with its server's `reply`, under
+  // the gateway's task id.
+  void answer_server_task(mcp::IncomingRequest& request, const BrokeredTask& task,
+                          const Downstream& d, mcp::Reply reply);
   static std::unique_ptr<store::AuditLog> open_audit_log(const GatewayOptions& options);
   // What server `server` reports, wired to the parts that handle it.
   DownstreamEvents events_for(const config::ServerConfig& server);
@@ -238,6 +286,13 @@ class Gateway {
   void lists_changed();
   // Stores what `server` listed live (DownstreamEvents::listed).
   void store_listing(std::string_view server);
+  // A CreateTaskResult `answer` of `server`'s tool `tool_label` for `caller` (empty: it did not
+  // declare the tasks extension; `client_label`: as list_pending shows it): the
+  // task held (tasks_) and the result given the gateway's id; refused when the caller did not
+  // ask for a task or the table is full (the server is then told to cancel it).
+  InvokeOutcome broker_task(Downstream& server, const std::string& tool_label,
+                            const std::string& caller, const std::string& client_label,
+                            InvokeOutcome answer);
 
   // Every call sends sluice's own progress token downstream: its progress extends the
   // call's inactivity timeout, and reaches the client when the client asked for it.
@@ -266,9 +321,11 @@ class Gateway {
   ConfigReload reload_{io_, fleet_, calls_, audit_, config_, reload_hooks()};
   Governance governance_{fleet_, calls_, catalog_, audit_, config_->policy, &reload_};
   AggregateRouter aggregate_{*this};
-  InputBridge bridge_{io_, options_.limits,
-                      [this](std::shared_ptr<mcp::Session> s) { return make_bridge_handler(s); }};
+  InputBridge bridge_{io_, options_.limits, [this](std::shared_ptr<mcp::Session> s, bool task) {
+                        return make_bridge_handler(std::move(s), task);
+                      }};
   ResultGuard results_{config_->policy, options_.limits.max_json_depth};
+  TaskTable tasks_;
   std::string meta_tools_list_;  // built at construction (policy.*.metaTools applied)
   std::map<std::uint64_t, ProgressRoute> progress_routes_;
   std::uint64_t next_progress_token_ = 1;

@@ -7,6 +7,7 @@
 #include "gateway/calls/call.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/results.hpp"
+#include "mcp/era.hpp"
 #include "mcp/tool_result.hpp"
 
 #include <boost/json/parse.hpp>
@@ -80,8 +81,8 @@ std::string check_arguments(const ToolEntry& tool, const std::string& tool_label
                             cj::ParseLimits{max_json_depth});
     if (!args) return "arguments are not valid JSON: " + args.error().message;
   }
-  auto problems = tool.validator()->validate(request.parsed_arguments ? *request.parsed_arguments
-                                                                    : *args);
+  auto problems =
+      tool.validator()->validate(request.parsed_arguments ? *request.parsed_arguments : *args);
   if (problems.empty()) return {};
   std::string text = fmt::format("arguments do not match the input schema of {}:", tool_label);
   for (const auto& p : problems) text += "\n" + schema::format(p);
@@ -138,17 +139,32 @@ InvokeOutcome answer_of(const mcp::Reply& reply, bool by_operator, const std::st
     case mcp::Reply::Status::result:
       return InvokeOutcome{true, std::string(reply.message->result()), false};
     case mcp::Reply::Status::error: {
+      // A capability the caller must declare is the caller's to know, as a protocol error.
+      auto code = cj::member_span(reply.message->error(), "code");
+      if (code &&
+          cj::trim(*code) == std::to_string(mcp::era_code::kMissingRequiredClientCapability)) {
+        InvokeOutcome outcome = refuse(tool_label + " needs a client capability not declared");
+        outcome.error_json = mcp::refusal_error(mcp::tasks_not_declared());
+        return outcome;
+      }
       std::string message;
       auto m = cj::member_span(reply.message->error(), "message");
       bj::error_code ec;
       bj::value mv = m ? bj::parse(*m, ec) : bj::value();
       if (!ec && mv.is_string()) message = safe_peer_message(mv.get_string());
-      return refuse(fmt::format("{} answered with an error{}{}", tool_label,
-                                message.empty() ? "" : ": ", message));
+      std::string text = fmt::format("{} answered with an error{}{}", tool_label,
+                                     message.empty() ? "" : ": ", message);
+      InvokeOutcome outcome = refuse(text);
+      // The server's code when it is an integer (a number says nothing of the caller's values).
+      bj::value cv = code ? bj::parse(*code, ec) : bj::value();
+      outcome.protocol_error_json = fmt::format(
+          R"({{"code":{},"message":{}}})",
+          !ec && cv.is_int64() ? cv.get_int64() : rpc::code::kInternalError, cj::quote(text));
+      return outcome;
     }
     case mcp::Reply::Status::closed:
-      return refuse(fmt::format("server {} closed the connection during the call of {}", server,
-                                tool_label));
+      return refuse(
+          fmt::format("server {} closed the connection during the call of {}", server, tool_label));
     case mcp::Reply::Status::cancelled:
       // Cancelled after admission, before the request was sent.
       if (by_operator) return refuse(tool_label + kCancelledByOperator);
@@ -156,6 +172,25 @@ InvokeOutcome answer_of(const mcp::Reply& reply, bool by_operator, const std::st
     default:
       return refuse(fmt::format("{} did not answer within {} ms", tool_label, timeout.count()));
   }
+}
+
+// The answer to a caller whose call was abandoned: it cancelled (nothing is sent, unless an
+// operator cancelled), or the timeout or the ceiling passed.
+InvokeOutcome abandoned_answer(mcp::Reply::Status status, bool by_operator, bool past_ceiling,
+                               const std::string& tool_label, const config::GatewayPolicy& policy,
+                               std::chrono::milliseconds timeout) {
+  if (status == mcp::Reply::Status::cancelled) {
+    return by_operator ? refuse(tool_label + kCancelledByOperator) : silent();
+  }
+  if (past_ceiling) {
+    return refuse(fmt::format(
+        "{} did not finish within the ceiling of {} ms for any call (sluice.maxCallMs), "
+        "progress or not",
+        tool_label, policy.max_call.count()));
+  }
+  return refuse(fmt::format(
+      "{} did not answer within {} ms (a timeout that each progress notification restarts)",
+      tool_label, timeout.count()));
 }
 
 // A downstream's result with its secrets redacted and its text cut to its cap (ResultGuard);
@@ -188,9 +223,9 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   // nothing from the entry is used after the first suspension below.
   const std::string tool_name = resolved.tool->name;
   const std::string tool_label = d->name() + "::" + tool_name;
-  if (std::string why = check_arguments(*resolved.tool, tool_label, request,
-                                        policy.allow_unvalidated_tools,
-                                        options_.limits.max_json_depth);
+  if (std::string why =
+          check_arguments(*resolved.tool, tool_label, request, policy.allow_unvalidated_tools,
+                          options_.limits.max_json_depth);
       !why.empty()) {
     co_return refuse(why);
   }
@@ -199,7 +234,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   CallRecord record;
   record.server = d->name();
   record.tool_id = tool_label;
-  record.client = std::move(request.client_label);
+  record.client = request.client_label;  // kept for a task it may create
   record.client_session = request.client;
   record.client_request_id = request.client_request_id;
   record.timeout = timeout;
@@ -207,8 +242,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   std::optional<CancelLink> link(std::in_place, request.cancel, call.work_cancel());
   // A named array: no initializer_list temporary lives across the co_await below.
   const std::array<Stage, 3> stages{Stage{&admission.budget, "tool"},
-                                     Stage{write_lane, "server's write"},
-                                     Stage{request.client_budget, "client"}};
+                                    Stage{write_lane, "server's write"},
+                                    Stage{request.client_budget, "client"}};
   if (auto refused = co_await admit(call, stages, policy, tool_label)) co_return *refused;
   call.admitted();
 
@@ -223,7 +258,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   mcp::Reply reply;
   try {
     reply = co_await d->call_tool(tool_name, request.arguments_json, timeout, &call.work_cancel(),
-                                  std::to_string(route), &tracking);
+                                  std::to_string(route), &tracking, !request.task_caller.empty());
   } catch (const std::exception& e) {
     core::log::error("call of {} failed ({})", tool_label, typeid(e).name());
     reply = mcp::Reply{mcp::Reply::Status::closed};
@@ -232,8 +267,14 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   const bool by_operator = call.record().cancelled_by_operator;
   if (!reply.late) {
     call.end(Call::outcome_of(reply.status));
-    co_return guarded(answer_of(reply, by_operator, d->name(), tool_label, timeout), reply,
-                      results_, d->config(), tool_name);
+    InvokeOutcome answer = answer_of(reply, by_operator, d->name(), tool_label, timeout);
+    if (reply.status == mcp::Reply::Status::result &&
+        cj::trim(cj::member_span(answer.result_json, "resultType").value_or("")) == R"("task")") {
+      // The work goes on as a task: its result is guarded when tasks/get inlines it.
+      co_return broker_task(*d, tool_label, request.task_caller, request.client_label,
+                            std::move(answer));
+    }
+    co_return guarded(std::move(answer), reply, results_, d->config(), tool_name);
   }
   // Abandoned (a cancel or the timeout): the work goes on, and keeps its permits, without
   // this caller.
@@ -244,42 +285,36 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
               Call::follow(std::move(call), std::move(reply.late),
                            AbandonPolicy{policy.abandon_bound, holds_after_expiry(*d)}),
               "an abandoned call");
-  if (reply.status == mcp::Reply::Status::cancelled) {
-    co_return by_operator ? refuse(tool_label + kCancelledByOperator) : silent();
-  }
-  if (past_ceiling) {
-    co_return refuse(fmt::format(
-        "{} did not finish within the ceiling of {} ms for any call (sluice.maxCallMs), "
-        "progress or not",
-        tool_label, policy.max_call.count()));
-  }
-  co_return refuse(fmt::format(
-      "{} did not answer within {} ms (a timeout that each progress notification restarts)",
-      tool_label, timeout.count()));
+  co_return abandoned_answer(reply.status, by_operator, past_ceiling, tool_label, policy, timeout);
 }
 
 std::chrono::milliseconds Gateway::call_timeout(
     const Downstream& server, std::optional<std::chrono::milliseconds> asked) const {
-  std::chrono::milliseconds t = asked.value_or(server.config().timeout.value_or(
-      config_->policy.call_timeout));
+  std::chrono::milliseconds t =
+      asked.value_or(server.config().timeout.value_or(config_->policy.call_timeout));
   return std::min(t, config_->policy.max_call);
 }
 
 std::string Gateway::list_pending(std::optional<std::string_view> server) const {
-  return mcp::structured_result(calls_.list(server));
+  bj::object pending = calls_.list(server);
+  bj::array tasks = tasks_.list(server);
+  pending["task_count"] = tasks.size();
+  pending["tasks"] = std::move(tasks);
+  return mcp::structured_result(pending);
 }
 
 std::string Gateway::cancel_call(std::string_view request_id, bool force) {
   CallRecord* c = calls_.find(request_id);
   if (!c) return mcp::error_result("no pending call has that request_id; see gateway.list_pending");
-  bool healthy = c->state == CallRecord::State::running &&
-                 core::Clock::now() - c->started_at < c->timeout;
+  bool healthy =
+      c->state == CallRecord::State::running && core::Clock::now() - c->started_at < c->timeout;
   if (force) {
-    std::string instead =
-        healthy ? fmt::format("{} is running within its timeout: wait for it to end (or to "
-                              "pass its timeout, then cancel it without force)",
-                              c->request_id)
-                : fmt::format("{} can be cancelled without force", c->request_id);
+    std::string instead = healthy
+                              ? fmt::format(
+                                    "{} is running within its timeout: wait for it to end (or to "
+                                    "pass its timeout, then cancel it without force)",
+                                    c->request_id)
+                              : fmt::format("{} can be cancelled without force", c->request_id);
     if (std::string why = governance_.force_refusal("gateway.cancel", instead); !why.empty()) {
       return mcp::error_result(why);
     }

@@ -7,6 +7,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -71,10 +73,11 @@ std::string_view required_client_capability(std::string_view method) {
 }
 
 bool served_statelessly(std::string_view method) {
-  static constexpr std::array<std::string_view, 10> kServed = {
-      "server/discover",     "tools/list",          "tools/call",     "prompts/list",
-      "prompts/get",         "resources/list",      "resources/read", "resources/templates/list",
-      "completion/complete", "subscriptions/listen"};
+  static constexpr std::array<std::string_view, 13> kServed = {
+      "server/discover",     "tools/list",           "tools/call",     "prompts/list",
+      "prompts/get",         "resources/list",       "resources/read", "resources/templates/list",
+      "completion/complete", "subscriptions/listen", "tasks/get",      "tasks/update",
+      "tasks/cancel"};
   for (auto m : kServed) {
     if (m == method) return true;
   }
@@ -126,6 +129,7 @@ RequestEra classify(const rpc::Message& request, bool stateless,
     era.refusal = invalid_meta("io.modelcontextprotocol/clientCapabilities must be an object");
     return era;
   }
+  era.tasks = declares_tasks(request);
   if (const bj::value* info = fields->if_contains(meta_key::kClientInfo);
       info && !info->is_object()) {
     era.refusal = invalid_meta("io.modelcontextprotocol/clientInfo must be an object");
@@ -142,6 +146,25 @@ RequestEra classify(const rpc::Message& request, bool stateless,
     era.refusal = EraRefusal{rpc::code::kMethodNotFound, "Method not found", {}, 404};
   }
   return era;
+}
+
+bool declares_tasks(const rpc::Message& request) {
+  const bj::object* params = request.params_object();
+  const bj::value* meta = params ? params->if_contains("_meta") : nullptr;
+  const bj::object* fields = meta ? meta->if_object() : nullptr;
+  const bj::value* caps = fields ? fields->if_contains(meta_key::kClientCapabilities) : nullptr;
+  const bj::object* declared = caps ? caps->if_object() : nullptr;
+  const bj::value* extensions = declared ? declared->if_contains("extensions") : nullptr;
+  return extensions && extensions->is_object() &&
+         extensions->get_object().contains(kTasksExtension);
+}
+
+EraRefusal tasks_not_declared() {
+  return EraRefusal{era_code::kMissingRequiredClientCapability,
+                    "Missing required client capability: the tasks extension",
+                    fmt::format(R"({{"requiredCapabilities":{{"extensions":{{{}:{{}}}}}}}})",
+                                core::json::quote(kTasksExtension)),
+                    400};
 }
 
 std::string refusal_error(const EraRefusal& refusal) {

@@ -35,6 +35,10 @@ inline constexpr std::string_view kServerInfo = "io.modelcontextprotocol/serverI
 inline constexpr std::string_view kSubscriptionId = "io.modelcontextprotocol/subscriptionId";
 }  // namespace meta_key
 
+// The tasks extension (SEP-2663): declared under `extensions` in a client's and a server's
+// capabilities.
+inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
+
 // The 2026-07-28 error codes (the range -32020..-32099 is the specification's).
 namespace era_code {
 inline constexpr int kHeaderMismatch = -32020;
@@ -55,6 +59,7 @@ struct RequestEra {
   bool stateless = false;  // the request carries the 2026 protocolVersion in _meta
   std::string version;     // the _meta protocolVersion as sent (stateless requests)
   std::string log_level;   // the _meta logLevel, when set
+  bool tasks = false;      // its clientCapabilities declare the tasks extension
   std::optional<EraRefusal> refusal;
 };
 
@@ -78,10 +83,18 @@ std::optional<std::size_t> log_level_rank(std::string_view level);
 std::string_view required_client_capability(std::string_view method);
 
 // Whether sluice serves a method to stateless (2026-07-28) requests: discovery, the lists,
-// tools/call, prompts/get, resources/read, completion and subscriptions/listen. Any other method,
-// among them the ones the revision removed (initialize, ping, logging/setLevel,
-// resources/subscribe), gets -32601, and HTTP 404.
+// tools/call, prompts/get, resources/read, completion, subscriptions/listen and the tasks
+// extension's tasks/get, tasks/update and tasks/cancel. Any other method, among them the ones
+// the revision removed (initialize, ping, logging/setLevel, resources/subscribe) and the ones the
+// tasks extension removed (tasks/result, tasks/list), gets -32601, and HTTP 404.
 bool served_statelessly(std::string_view method);
+
+// Whether a request's `_meta` clientCapabilities declare the tasks extension.
+bool declares_tasks(const rpc::Message& request);
+
+// The refusal (-32021, data.requiredCapabilities) of a tasks request, or of a call of a tool that
+// runs only as a task, from a client that did not declare the tasks extension.
+EraRefusal tasks_not_declared();
 
 // The JSON-RPC error object of a refusal, and its whole frame for the request id `id_json`.
 std::string refusal_error(const EraRefusal& refusal);

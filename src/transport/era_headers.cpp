@@ -85,6 +85,8 @@ std::string encode_header_value(std::string_view text) {
 std::string_view name_member(std::string_view method) {
   if (method == "tools/call" || method == "prompts/get") return "name";
   if (method == "resources/read") return "uri";
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel")
+    return "taskId";
   return {};
 }
 

@@ -22,7 +22,8 @@ std::optional<std::string> decode_header_value(std::string_view value);
 std::string encode_header_value(std::string_view text);
 
 // The params member a method's Mcp-Name header repeats: tools/call and prompts/get their name,
-// resources/read its uri; empty for the other methods.
+// resources/read its uri, tasks/get, tasks/update and tasks/cancel their taskId (the tasks
+// extension); empty for the other methods.
 std::string_view name_member(std::string_view method);
 
 // Adds to `headers` what an outgoing `frame` (method `method`, a request when `is_request`)

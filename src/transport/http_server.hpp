@@ -45,6 +45,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sluice::transport {
 
@@ -56,6 +59,11 @@ struct HttpHooks {
   std::function<std::string(bool detailed)> health;
   // The gateway's Prometheus lines (the HTTP server appends its own).
   std::function<std::string()> metrics;
+  // The parameters a listed tool asks to see as headers (its inputSchema's x-mcp-header):
+  // (property, header name) pairs, checked against a stateless tools/call's Mcp-Param-<name>
+  // headers. Unset or empty: none.
+  std::function<std::vector<std::pair<std::string, std::string>>(std::string_view tool)>
+      param_headers;
 };
 
 class HttpServer {

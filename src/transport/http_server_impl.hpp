@@ -121,10 +121,16 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // http_stateless.cpp: a request of the 2026-07-28 era, served without a session.
   Task<bool> handle_stateless(std::shared_ptr<Connection> conn, Request& req, rpc::Message message,
                               const mcp::RequestEra& era, bool wants_sse);
-  // Its headers against its body (the version header is classify's): Mcp-Method, and
-  // Mcp-Name (Base64 form included) for tools/call, prompts/get and resources/read (-32020).
-  static std::optional<mcp::EraRefusal> stateless_header_problem(const Request& req,
-                                                                 const rpc::Message& message);
+  // Its headers against its body (the version header is classify's): Mcp-Method, Mcp-Name
+  // (Base64 form included) for tools/call, prompts/get, resources/read and the tasks requests,
+  // and a tools/call's Mcp-Param-<name> headers (-32020).
+  std::optional<mcp::EraRefusal> stateless_header_problem(const Request& req,
+                                                          const rpc::Message& message) const;
+  // A tools/call's Mcp-Param-<name> headers against its arguments, for the parameters the
+  // tool's x-mcp-header names (HttpHooks::param_headers): required when the argument is sent
+  // (not null), and equal to it once decoded.
+  std::optional<mcp::EraRefusal> param_header_problem(const Request& req,
+                                                      const rpc::Message& message) const;
   // The POSTed message, or nullopt with the refusal of its media types or its body.
   std::optional<rpc::Message> read_post(Request& req, bool& wants_sse, Reply& refusal) const;
   // The session a POST belongs to: a new one for initialize (then `headers` gets its id).

@@ -20,10 +20,39 @@ mcp::EraRefusal mismatch(std::string what) {
   return mcp::EraRefusal{mcp::era_code::kHeaderMismatch, "Header mismatch: " + what, {}, 400};
 }
 
+// An argument as its Mcp-Param header carries it (x-mcp-header allows strings, integers and
+// booleans); nullopt for any other value.
+std::optional<std::string> header_form(const boost::json::value& v) {
+  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_int64()) return std::to_string(v.get_int64());
+  if (v.is_uint64()) return std::to_string(v.get_uint64());
+  if (v.is_bool()) return v.get_bool() ? "true" : "false";
+  return std::nullopt;
+}
+
 }  // namespace
 
+std::optional<mcp::EraRefusal> HttpServerImpl::param_header_problem(
+    const Request& req, const rpc::Message& message) const {
+  const boost::json::object* params = message.params_object();
+  const boost::json::value* name = params ? params->if_contains("name") : nullptr;
+  if (!hooks_.param_headers || !name || !name->is_string()) return std::nullopt;
+  const boost::json::value* args = params->if_contains("arguments");
+  const boost::json::object* fields = args ? args->if_object() : nullptr;
+  for (const auto& [property, header] : hooks_.param_headers(name->get_string())) {
+    const boost::json::value* value = fields ? fields->if_contains(property) : nullptr;
+    if (!value || value->is_null()) continue;  // a null argument has no header
+    std::string field = "Mcp-Param-" + header;
+    if (req.find(field) == req.end()) return mismatch(field + " is required");
+    std::optional<std::string> sent = decode_header_value(req[field]);
+    if (!sent) return mismatch(field + " is not valid Base64");
+    if (header_form(*value) != sent) return mismatch(field + " differs from the request");
+  }
+  return std::nullopt;
+}
+
 std::optional<mcp::EraRefusal> HttpServerImpl::stateless_header_problem(
-    const Request& req, const rpc::Message& message) {
+    const Request& req, const rpc::Message& message) const {
   std::string_view method = req["Mcp-Method"];
   if (method.empty()) return mismatch("Mcp-Method is required");
   if (method != message.method()) return mismatch("Mcp-Method differs from the method");
@@ -36,6 +65,7 @@ std::optional<mcp::EraRefusal> HttpServerImpl::stateless_header_problem(
   if (!name || !value || !value->is_string() || value->get_string() != *name) {
     return mismatch("Mcp-Name differs from the request");
   }
+  if (message.method() == "tools/call") return param_header_problem(req, message);
   return std::nullopt;
 }
 

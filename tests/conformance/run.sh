@@ -20,6 +20,14 @@
 #   stdio-2026  0.2.0-alpha.12 with --requirements 2026-07-28 against the stdio front end, through
 #               stdio-bridge-2026.mjs (HTTP to newline JSON-RPC, no header checks);
 #               baseline-stdio-2026.yml.                              ctest: conformance_stdio_2026
+#   http-2026-native, stdio-2026-native
+#               the same two runs with the fixture in its 2026-07-28 form downstream
+#               (conformance_server --era 2026-07-28: a 2026 server behind sluice, which offers
+#               the tasks extension); baseline-http-2026-native.yml, baseline-stdio-2026-native.yml.
+#               All four 2026 runs also require every check of the tasks-* extension scenarios
+#               (which the runner does not score) to pass but for what their baseline lists
+#               (tasks-verdict.mjs).
+#                                ctest: conformance_http_2026_native, conformance_stdio_2026_native
 #   client      0.2.0-alpha.12's CLIENT scenarios with --requirements 2025-11-25, sluice the client
 #               under test: each scenario's server on 127.0.0.1, client/adapter.mjs points a sluice
 #               config at its URL and drives sluice's stdio front end; baseline-client.yml, and
@@ -36,9 +44,15 @@ if [[ $# -eq 3 ]]; then
   mode="$1"
   shift
 fi
-if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client|client-2026)$ ]]; then
-  echo "usage: $0 [stdio|stdio-alpha|stdio-2026|http|http-alpha|http-2026|client|client-2026] SLUICE_BINARY CONFORMANCE_SERVER" >&2
+if [[ $# -ne 2 || ! "$mode" =~ ^(stdio|stdio-alpha|stdio-2026|stdio-2026-native|http|http-alpha|http-2026|http-2026-native|client|client-2026)$ ]]; then
+  echo "usage: $0 [stdio|stdio-alpha|stdio-2026|stdio-2026-native|http|http-alpha|http-2026|http-2026-native|client|client-2026] SLUICE_BINARY CONFORMANCE_SERVER" >&2
   exit 2
+fi
+# The native modes: the same runs with the fixture in its 2026-07-28 form.
+native=0
+if [[ "$mode" == *-2026-native ]]; then
+  native=1
+  mode="${mode%-native}"
 fi
 sluice="$(realpath -- "$1")"
 fixture="$(realpath -- "$2")"
@@ -48,6 +62,8 @@ here="$(pwd)"
 # The runner's package directory: the stable suite (and supergateway) here, the alpha in alpha/.
 pkg="$here"
 [[ "$mode" == *-alpha || "$mode" == *-2026 || "$mode" == client* ]] && pkg="$here/alpha"
+suffix=""
+[[ $native -eq 1 ]] && suffix="-native"
 
 # npm ci when node_modules is missing or older than the lock. Serialised on the lock file (npm ci
 # never writes it), so conformance tests started in parallel (ctest -j) don't install over each
@@ -120,7 +136,18 @@ if [[ "$mode" == client || "$mode" == client-2026 ]]; then
   exit "$status"
 fi
 
-printf '{"mcpServers":{"conformance":{"command":"%s"}}}\n' "$fixture" > "$work/mcp.json"
+if [[ $native -eq 1 ]]; then
+  printf '{"mcpServers":{"conformance":{"command":"%s","args":["--era","2026-07-28"]}}}\n' \
+    "$fixture" > "$work/mcp.json"
+else
+  printf '{"mcpServers":{"conformance":{"command":"%s"}}}\n' "$fixture" > "$work/mcp.json"
+fi
+# The 2026-07-28 runs also require the tasks extension's scenarios (unscored by the runner)
+# whole, but for what their baseline lists.
+tasks_verdict() {
+  [[ "$mode" == *-2026 ]] || return 0
+  node "$here/tasks-verdict.mjs" "$1" "$2"
+}
 
 if [[ "$mode" == stdio || "$mode" == stdio-alpha ]]; then
   # The bridge in its own process group (setsid), bounded by timeout, bound to 127.0.0.1, on a
@@ -215,9 +242,10 @@ if [[ "$mode" == stdio-2026 ]]; then
     node --import "$here/shim/register.mjs" \
     "$pkg/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
     --url "http://127.0.0.1:$port/mcp" --requirements 2026-07-28 \
-    --expected-failures "$here/baseline-stdio-2026.yml" -o "$work/results" >"$work/suite.log" 2>&1 ||
-    status=$?
+    --expected-failures "$here/baseline-stdio-2026$suffix.yml" -o "$work/results" \
+    >"$work/suite.log" 2>&1 || status=$?
   sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
+  tasks_verdict "$work/results" "$here/baseline-stdio-2026$suffix.yml" || status=1
   if [[ $status -ne 0 ]]; then
     node "$here/failed-checks.mjs" "$work/results" >&2 || true
     echo "--- bridge and sluice log (tail) ---" >&2
@@ -255,7 +283,7 @@ if [[ "$mode" == http ]]; then
   baseline="$here/baseline-http.yml"
   suite_args=()
 elif [[ "$mode" == http-2026 ]]; then
-  baseline="$here/baseline-http-2026.yml"
+  baseline="$here/baseline-http-2026$suffix.yml"
   suite_args=(--requirements 2026-07-28)
 else
   baseline="$here/baseline-http-alpha.yml"
@@ -274,6 +302,7 @@ else
   tail -40 "$work/suite.log" >&2
 fi
 
+tasks_verdict "$work/results" "$baseline" || status=1
 if ! kill -0 "$server_pid" 2>/dev/null; then
   echo "run.sh: sluice exited during the run:" >&2
   tail -40 "$work/sluice.log" >&2

@@ -91,8 +91,9 @@ class HttpFrontEnd : public ::testing::Test {
 
   std::unique_ptr<Sluice> launch(const std::vector<std::string>& flags,
                                  const std::string& server_name, const std::string& port_file) {
-    auto cfg = dir_.write(
-        "mcp.json", R"({"mcpServers":{")" + server_name + R"(":)" + fixture_entry(marker_) + "}}");
+    std::string entry = entry_.empty() ? fixture_entry(marker_) : entry_;
+    auto cfg = dir_.write("mcp.json", R"({"mcpServers":{")" + server_name + R"(":)" + entry + "}" +
+                                          (policy_.empty() ? "" : "," + policy_) + "}");
     std::vector<std::string> args{"serve",     "--transport", "http", "--host",
                                   "127.0.0.1", "--port",      "0",    "--no-discover",
                                   "--config",  cfg.string()};
@@ -141,6 +142,11 @@ class HttpFrontEnd : public ::testing::Test {
   }
 
   std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
+
+  // The server entry start() configures instead of the fixture server (carrying marker_), and
+  // a "sluice" member for the configuration (`"sluice":{...}`; empty: none).
+  std::string entry_;
+  std::string policy_;
 
   // Headers of a well-formed MCP POST.
   Headers headers(const std::string& session = "",

@@ -150,5 +150,35 @@ TEST_F(IdleShutdown, AServerWithASubscribedClientIsNotIdleStoppedUntilItUnsubscr
   EXPECT_EQ(row("conf").at("status"), "idle_stopped");
 }
 
+TEST_F(IdleShutdown, AServerRunningAClientsTaskIsNotIdleStoppedUntilTheTaskEnds) {
+  // The conformance fixture in its 2026 form runs the task; "fx" is the clock again.
+  bj::object conf{{"command", CONFORMANCE_SERVER},
+                  {"args", bj::array{"--era", "2026-07-28"}},
+                  {"env", bj::object{{"SLUICE_FIXTURE_MARKER", other_marker_}}},
+                  {"idleTimeoutMs", 1000}};
+  start(R"({"mcpServers":{"conf":)" + bj::serialize(conf) + R"(,"fx":)" +
+            idle_entry(marker_, {{"idleTimeoutMs", 1000}}) + "}}",
+        {"--expose", "meta,all"});
+  // A 2026-07-28 caller over stdio that declares the tasks extension.
+  const std::string meta =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}})";
+  auto created = sluice_->request(
+      "tools/call", R"({"name":"conf__slow_compute","arguments":{"seconds":60},)" + meta + "}");
+  ASSERT_EQ(created.at("result").at("resultType"), "task") << bj::serialize(created);
+  std::string id(created.at("result").at("taskId").as_string());
+  EXPECT_EQ(echo("fx", "tick"), "tick");
+  ASSERT_TRUE(wait_no_marker(marker_, kGuard).empty());
+  EXPECT_EQ(echo("fx", "tock"), "tock");
+  ASSERT_TRUE(wait_no_marker(marker_, kGuard).empty());
+  EXPECT_EQ(row("conf").at("status"), "online") << "stopped while a client's task runs on it";
+  auto got = sluice_->request("tasks/get", R"({"taskId":")" + id + R"(",)" + meta + "}");
+  EXPECT_EQ(got.at("result").at("status"), "working") << bj::serialize(got);
+
+  auto cancelled = sluice_->request("tasks/cancel", R"({"taskId":")" + id + R"(",)" + meta + "}");
+  ASSERT_TRUE(cancelled.as_object().contains("result")) << bj::serialize(cancelled);
+  EXPECT_TRUE(wait_no_marker(other_marker_, kGuard).empty()) << "not stopped once the task ended";
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -162,6 +162,10 @@ InputBridge::~InputBridge() {
   for (auto& exchange : ended_) exchange->session->detach();
 }
 
+std::string InputBridge::caller_key(const mcp::Session& front) {
+  return "stateless " + front.peer();
+}
+
 bool InputBridge::bridges(std::string_view method) {
   return method == "tools/call" || method == "prompts/get" || method == "resources/read";
 }
@@ -178,6 +182,10 @@ asio::awaitable<void> InputBridge::serve(mcp::IncomingRequest& request, const mc
 
 asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request, const mcp::RequestEra& era,
                                          std::chrono::milliseconds wait_bound) {
+  co_await run_round(open(request, false), request, era, wait_bound);
+}
+
+std::shared_ptr<InputBridge::Exchange> InputBridge::open(mcp::IncomingRequest& request, bool task) {
   const rpc::Message& m = request.message();
   // The work's request is the client's as it came (its arguments byte-exact). The
   // inputResponses of a first call answer nothing yet: the work never reads them (a tool's
@@ -193,15 +201,15 @@ asio::awaitable<void> InputBridge::start(mcp::IncomingRequest& request, const mc
   exchange->session = mcp::Session::create(io_, options);
   // A 2026-07-28 client has no session: its exchanges are one client, its caller, when a
   // downstream's request is attributed (aggregate/client_relay.hpp).
-  exchange->session->set_client_key("stateless " + exchange->caller);
+  exchange->session->set_client_key(caller_key(*request.session()));
   // Every request the downstream sends reaches the exchange, which checks it against the
   // capabilities of the request waiting at the time.
   exchange->session->set_peer_capabilities(R"({"sampling":{},"elicitation":{},"roots":{}})");
-  exchange->handler = make_handler_(exchange->session);
+  exchange->handler = make_handler_(exchange->session, task);
   exchange->session->attach(exchange.get(), exchange->handler.get());
   exchanges_.emplace(exchange->id, exchange);
   exchange->session->on_message(std::move(work));
-  co_await run_round(exchange, request, era, wait_bound);
+  return exchange;
 }
 
 asio::awaitable<void> InputBridge::resume(mcp::IncomingRequest& request, const mcp::RequestEra& era,
@@ -358,6 +366,90 @@ void InputBridge::reap() {
     ex->session->detach();
     return true;
   });
+}
+
+std::uint64_t InputBridge::start_task(mcp::IncomingRequest& request,
+                                      std::chrono::milliseconds keep) {
+  reap();
+  std::shared_ptr<Exchange> exchange = open(request, true);
+  // A task nobody follows to its end is ended when it is no longer kept.
+  exchange->expiry.expires_after(keep);
+  exchange->expiry.async_wait([this, id = exchange->id](boost::system::error_code ec) {
+    if (ec) return;
+    if (auto it = exchanges_.find(id); it != exchanges_.end()) end(*it->second);
+  });
+  return exchange->id;
+}
+
+std::optional<InputBridge::TaskState> InputBridge::task_state(std::uint64_t id,
+                                                              const rpc::Message& request) {
+  auto it = exchanges_.find(id);
+  if (it == exchanges_.end()) return std::nullopt;
+  Exchange& ex = *it->second;
+  TaskState state;
+  if (ex.answer) {
+    std::string_view frame = *ex.answer;
+    if (auto error = cj::member_span(frame, "error")) {
+      state = TaskState{"failed", R"(,"error":)" + std::string(cj::trim(*error))};
+    } else {
+      auto result = cj::member_span(frame, "result");
+      state =
+          TaskState{"completed", R"(,"result":)" + std::string(cj::trim(result.value_or("{}")))};
+    }
+    end(ex);
+    return state;
+  }
+  if (ex.work_ended) {
+    end(ex);
+    return TaskState{
+        "failed", fmt::format(R"(,"error":{{"code":{},"message":{}}})", rpc::code::kInternalError,
+                              cj::quote("the call ended without an answer"))};
+  }
+  // Every open question, under the key it keeps until answered.
+  for (auto& ask : ex.asks) ex.shown.push_back(std::move(ask));
+  ex.asks.clear();
+  if (ex.shown.empty()) return TaskState{"working", {}};
+  auto declared = meta_member(request, mcp::meta_key::kClientCapabilities);
+  std::string inputs;
+  for (const auto& ask : ex.shown) {
+    std::string_view need = mcp::required_client_capability(ask.method);
+    if (!declared || !cj::member_span(*declared, need)) {
+      ++counters_.missing_capability;
+      end(ex);
+      return TaskState{
+          "failed",
+          fmt::format(R"(,"error":{{"code":{},"message":{},"data":{{"requiredCapabilities":)"
+                      R"({{{}:{{}}}}}}}})",
+                      mcp::era_code::kMissingRequiredClientCapability,
+                      cj::quote(fmt::format("Missing required client capability: {}", need)),
+                      cj::quote(need))};
+    }
+    inputs += inputs.empty() ? "{" : ",";
+    inputs += fmt::format(R"({}:{{"method":{},"params":{}}})", cj::quote(ask.key),
+                          cj::quote(ask.method), ask.params);
+  }
+  return TaskState{"input_required", R"(,"inputRequests":)" + inputs + "}"};
+}
+
+bool InputBridge::task_update(std::uint64_t id, std::string_view responses) {
+  auto it = exchanges_.find(id);
+  if (it == exchanges_.end()) return false;
+  Exchange& ex = *it->second;
+  std::vector<Exchange::Ask> still;
+  for (auto& ask : ex.shown) {
+    auto response = cj::member_span(responses, ask.key);
+    if (response && cj::trim(*response).front() == '{') {
+      ex.deliver(rpc::make_result(ask.id, cj::trim(*response)), limits_);
+    } else {
+      still.push_back(std::move(ask));
+    }
+  }
+  ex.shown = std::move(still);
+  return true;
+}
+
+void InputBridge::task_cancel(std::uint64_t id) {
+  if (auto it = exchanges_.find(id); it != exchanges_.end()) end(*it->second);
 }
 
 void InputBridge::end_all() {

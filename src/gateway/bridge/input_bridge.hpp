@@ -42,6 +42,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -52,7 +54,9 @@ namespace asio = boost::asio;
 
 class InputBridge {
  public:
-  using MakeHandler = std::function<std::unique_ptr<mcp::Handler>(std::shared_ptr<mcp::Session>)>;
+  // The handler of an exchange's session; `task`: the exchange runs a task (see start_task).
+  using MakeHandler =
+      std::function<std::unique_ptr<mcp::Handler>(std::shared_ptr<mcp::Session>, bool task)>;
   struct Counters {
     std::uint64_t input_required = 0;      // input_required results sent
     std::uint64_t resumed = 0;             // retries that continued an exchange
@@ -68,6 +72,9 @@ class InputBridge {
 
   // The methods a 2026-07-28 request is bridged for.
   static bool bridges(std::string_view method);
+  // Who a 2026-07-28 caller is, from the session its request came on: the client key of its
+  // exchanges' sessions, and what its tasks are bound to (gateway/tasks.cpp).
+  static std::string caller_key(const mcp::Session& front);
   // Serves stateless `request` (a method bridges() names; `era` its classification): a new
   // exchange, or, with a requestState, the next round of one. `wait_bound` bounds how long
   // an input_required waits for its retry.
@@ -76,12 +83,36 @@ class InputBridge {
   // Ends every exchange (at shutdown): their work is cancelled.
   void end_all();
 
+  // The tasks extension for a tool whose server does not broker tasks itself (a 2025 server's
+  // tool that declares execution.taskSupport): the call `request` (a stateless tools/call) is
+  // started as an exchange that is the task, and not waited for. Its state is read with
+  // task_state (tasks/get), its questions answered with task_update (tasks/update), and it is
+  // ended with task_cancel (tasks/cancel) or after `keep`. Returns the exchange's id.
+  std::uint64_t start_task(mcp::IncomingRequest& request, std::chrono::milliseconds keep);
+  // A task's status ("working", "input_required", "completed", "failed") and the members a
+  // DetailedTask adds for it (",\"inputRequests\":{...}", ",\"result\":{...}" or
+  // ",\"error\":{...}"; empty for working). A question needing a capability `request` (the
+  // tasks/get) does not declare fails the task with -32021. Once the status is final the
+  // exchange is let go: nullopt for an exchange not held (ended, cancelled, expired).
+  struct TaskState {
+    std::string status;
+    std::string members;
+  };
+  std::optional<TaskState> task_state(std::uint64_t id, const rpc::Message& request);
+  // Hands each of `responses` (a JSON object, raw) to the question of that key still open;
+  // others are ignored. False when the exchange is not held.
+  bool task_update(std::uint64_t id, std::string_view responses);
+  // Ends the task's exchange: its work is cancelled.
+  void task_cancel(std::uint64_t id);
+
   const Counters& counters() const { return counters_; }
   // Exchanges waiting for their client's retry.
   std::size_t waiting() const { return exchanges_.size(); }
 
  private:
   class Exchange;
+  // A new exchange running `request` in a bridge session of its own.
+  std::shared_ptr<Exchange> open(mcp::IncomingRequest& request, bool task);
   asio::awaitable<void> start(mcp::IncomingRequest& request, const mcp::RequestEra& era,
                               std::chrono::milliseconds wait_bound);
   asio::awaitable<void> resume(mcp::IncomingRequest& request, const mcp::RequestEra& era,

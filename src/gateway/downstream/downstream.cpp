@@ -285,11 +285,11 @@ asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
                                                   std::chrono::milliseconds timeout,
                                                   core::CancelSignal* cancel,
                                                   std::string_view progress_token,
-                                                  const mcp::CallTracking* tracking) {
+                                                  const mcp::CallTracking* tracking, bool tasks) {
   if (!peer_.has_session() || phase() != Phase::online) return closed_reply();
   ++requests_;
   index_only_ = false;  // a client uses it: its own idle timeout applies again
-  return peer_.call_tool(tool, arguments_json, timeout, cancel, progress_token, tracking);
+  return peer_.call_tool(tool, arguments_json, timeout, cancel, progress_token, tracking, tasks);
 }
 
 void Downstream::on_list_changed(std::string_view method) {

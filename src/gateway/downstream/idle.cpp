@@ -51,7 +51,7 @@ bool Downstream::busy() const {
     if (admission->budget.queued() > 0) return true;
   }
   if (write_lane_ && write_lane_->queued() > 0) return true;
-  return events_.has_subscriptions && events_.has_subscriptions();
+  return events_.holds_server && events_.holds_server();
 }
 
 void Downstream::watch_idle() {

@@ -60,6 +60,9 @@ struct ToolEntry {
   std::shared_ptr<const ToolSchema> schema;
   bool read_only = false;
   bool summary = false;  // raw is a ToolSummarizer's text: the whole object is in the cache
+  // Its execution.taskSupport as listed ("optional", "required"; empty: "forbidden" or none):
+  // whether a call of it may run as a task (the tasks extension, gateway/tasks.cpp).
+  std::string task_support;
 
   const schema::Schema* validator() const {
     return schema && schema->validator ? &*schema->validator : nullptr;
@@ -99,9 +102,9 @@ struct DownstreamEvents {
   // idle_stop), outcome.
   std::function<void(std::string_view kind, std::string_view outcome, std::uint64_t generation)>
       lifecycle;
-  // Whether a client session is subscribed to one of the server's resources: it is then
-  // not idle (ds_idle_stop). Unset: never.
-  std::function<bool()> has_subscriptions;
+  // Whether a client session is subscribed to one of the server's resources, or a client
+  // follows a task the server runs: it is then not idle (ds_idle_stop). Unset: never.
+  std::function<bool()> holds_server;
   // And what the gateway tells it: where it keeps state of its own (a remote server's OAuth
   // tokens); empty: nowhere (no OAuth).
   std::filesystem::path state_dir;
@@ -196,17 +199,24 @@ class DownstreamPeer {
   // How long the server said its tool list stays valid (a 2026-07-28 server's ttlMs on
   // tools/list, the least of its pages), this run's or the cached listing's; -1: not said.
   std::int64_t list_ttl_ms() const { return list_ttl_ms_; }
+  // The parameters `tool` asks to see as headers (x-mcp-header) in the last live listing:
+  // (property, header name) pairs; empty when none or not listed live yet.
+  std::vector<std::pair<std::string, std::string>> param_headers(std::string_view tool) const;
+  // Whether the server is modern and offers the tasks extension (capabilities.extensions).
+  bool offers_tasks() const;
   // What the server reported in initialize (serverInfo), this run or the cached one.
   const std::string& server_name() const { return server_name_; }
   const std::string& server_version() const { return server_version_; }
 
   // tools/call with the arguments spliced verbatim; `progress_token` (JSON text) goes in
-  // _meta when not empty. The session is kept alive across a teardown.
+  // _meta when not empty; `tasks`: the caller declared the tasks extension (the server may then
+  // answer with a task). The session is kept alive across a teardown.
   asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
                                         core::CancelSignal* cancel, std::string_view progress_token,
-                                        const mcp::CallTracking* tracking);
-  // One request as it is (aggregate-mode routing).
+                                        const mcp::CallTracking* tracking, bool tasks = false);
+  // One request as it is (aggregate-mode routing, and the tasks extension's tasks/* requests,
+  // which declare the extension).
   asio::awaitable<mcp::Reply> forward(std::string method, std::string params,
                                       std::chrono::milliseconds timeout,
                                       core::CancelSignal* cancel);
@@ -259,8 +269,9 @@ class DownstreamPeer {
 
   // The 2026-07-28 side (peer_modern.cpp). The probe: true when the server is modern.
   asio::awaitable<bool> discover();
-  // `params` with sluice's _meta when the server is modern; as it is otherwise.
-  std::string dress(std::string params) const;
+  // `params` with sluice's _meta when the server is modern; as it is otherwise. `tasks`: the
+  // caller declared the tasks extension, which is then declared too when the server offers it.
+  std::string dress(std::string params, bool tasks = false) const;
   // While `reply` is an input_required result of `method` (tools/call, prompts/get,
   // resources/read) from a modern server: each of its inputRequests relayed to the client
   // (DownstreamEvents::relay_request, which asks only what the client declared), and the
@@ -299,6 +310,7 @@ class DownstreamPeer {
   std::string server_name_, server_version_;
   bool asked_for_roots_ = false;
   bool modern_ = false;
+  std::shared_ptr<const mcp::ParamHeaders> param_headers_;  // of the last live tool listing
   std::string log_level_;                  // a modern server's logLevel (set by setLevel)
   std::set<std::string> subscribed_uris_;  // a modern server's resource subscriptions
   // Ends the current resource listen (shared with the listen's own coroutine).

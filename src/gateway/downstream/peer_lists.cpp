@@ -126,6 +126,13 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
     if (const auto* t = a->get_object().if_contains("readOnlyHint"); t && t->is_bool())
       entry.read_only = t->get_bool();
   }
+  if (const auto* e = obj.if_contains("execution"); e && e->is_object()) {
+    const auto* support = e->get_object().if_contains("taskSupport");
+    if (support && support->is_string() &&
+        (support->get_string() == "optional" || support->get_string() == "required")) {
+      entry.task_support = std::string(support->get_string());
+    }
+  }
   entry.raw = bj::serialize(tv);
   const auto* input_schema = schema_options ? obj.if_contains("inputSchema") : nullptr;
   if (input_schema) {
@@ -230,20 +237,22 @@ asio::awaitable<bool> DownstreamPeer::list_tools() {
   schema::Options schema_options;
   schema_options.max_depth = limits_.max_schema_depth;
   std::size_t skipped = 0;
-  // A 2026-07-28 server may ask for parameters as headers (x-mcp-header): a tool that asks
-  // wrongly is left out, the others' headers go to the transport.
+  // A tool may ask for parameters as headers (x-mcp-header, 2026-07-28): a modern server's
+  // tool that asks wrongly is left out; the valid ones go to the transport (sent to a remote
+  // server) and are kept (checked on sluice's own HTTP front end).
   auto headers = std::make_shared<mcp::ParamHeaders>();
   std::size_t bad_headers = 0;
   std::vector<std::pair<std::string, std::string>> params;
   bool ok = co_await fetch_all(
       kTools,
       [&](const bj::value& item) {
-        if (modern_ && !mcp::param_headers_of(item.get_object(), params)) {
+        const bool valid = mcp::param_headers_of(item.get_object(), params);
+        if (modern_ && !valid) {
           ++bad_headers;
           return;
         }
         tools.push_back(tool_entry(item, &schema_options, name_));
-        if (!params.empty()) (*headers)[tools.back().name] = params;
+        if (valid && !params.empty()) (*headers)[tools.back().name] = params;
       },
       [&] { return tools.size() >= limits_.max_tools_per_server; }, skipped);
   if (!ok) co_return false;
@@ -251,6 +260,7 @@ asio::awaitable<bool> DownstreamPeer::list_tools() {
     core::log::warn("server {}: left out {} tool(s) whose x-mcp-header is invalid", name_,
                     bad_headers);
   }
+  param_headers_ = headers;
   if (transport_) transport_->param_headers(std::move(headers));
   skipped_.tools = skipped + bad_headers;
   set_tools(std::move(tools));

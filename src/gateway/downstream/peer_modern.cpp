@@ -1,6 +1,7 @@
 // The 2026-07-28 side of DownstreamPeer: the server/discover probe, sluice's _meta on every
 // request, input_required completed through the client, and the subscriptions/listen streams
 // that replace a modern server's unsolicited notifications and resources/subscribe.
+#include "core/event.hpp"
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
@@ -66,6 +67,35 @@ bool retry_named(const mcp::Reply& reply) {
          supported && supported->find(cj::quote(mcp::kStatelessVersion)) != std::string_view::npos;
 }
 
+// Runs every one of `work` at once; resumes with their replies, in the same order, once all
+// have one (one that ended by an exception counts as closed).
+asio::awaitable<std::vector<mcp::Reply>> all_of(asio::io_context& io,
+                                                std::vector<asio::awaitable<mcp::Reply>> work) {
+  struct Gather {
+    explicit Gather(asio::io_context& io, std::size_t n) : replies(n), left(n), done(io) {}
+    std::vector<mcp::Reply> replies;
+    std::size_t left;
+    core::Event done;
+    void one_done() {
+      if (--left == 0) done.set();
+    }
+  };
+  auto gather = std::make_shared<Gather>(io, work.size());
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    gather->replies[i] = mcp::Reply(mcp::Reply::Status::closed);
+    core::spawn(
+        io,
+        [](std::shared_ptr<Gather> g, std::size_t at,
+           asio::awaitable<mcp::Reply> one) -> asio::awaitable<void> {
+          g->replies[at] = co_await std::move(one);
+          g->one_done();
+        }(gather, i, std::move(work[i])),
+        "an input request relayed to the client", [gather] { gather->one_done(); });
+  }
+  if (!work.empty()) co_await gather->done.wait();
+  co_return std::move(gather->replies);
+}
+
 }  // namespace
 
 asio::awaitable<bool> DownstreamPeer::discover() {
@@ -112,7 +142,21 @@ asio::awaitable<bool> DownstreamPeer::discover() {
   co_return true;
 }
 
-std::string DownstreamPeer::dress(std::string params) const {
+bool DownstreamPeer::offers_tasks() const {
+  if (!modern_) return false;
+  auto extensions = cj::member_span(server_capabilities_, "extensions");
+  return extensions && cj::member_span(*extensions, mcp::kTasksExtension).has_value();
+}
+
+std::vector<std::pair<std::string, std::string>> DownstreamPeer::param_headers(
+    std::string_view tool) const {
+  if (!param_headers_) return {};
+  auto it = param_headers_->find(std::string(tool));
+  return it == param_headers_->end() ? std::vector<std::pair<std::string, std::string>>()
+                                     : it->second;
+}
+
+std::string DownstreamPeer::dress(std::string params, bool tasks) const {
   if (!modern_) return params;
   bj::object meta;
   meta[mcp::meta_key::kProtocolVersion] = mcp::kStatelessVersion;
@@ -122,6 +166,11 @@ std::string DownstreamPeer::dress(std::string params) const {
     capabilities["sampling"] = bj::object();
     capabilities["elicitation"] = bj::object();
     capabilities["roots"] = bj::object();
+  }
+  // The tasks extension only for a caller that declared it, to a server that offers it: any
+  // other call runs as it would without tasks.
+  if (tasks && offers_tasks()) {
+    capabilities["extensions"] = bj::object{{mcp::kTasksExtension, bj::object()}};
   }
   meta[mcp::meta_key::kClientCapabilities] = std::move(capabilities);
   meta[mcp::meta_key::kClientInfo] = bj::object{{"name", "sluice"}, {"version", core::kVersion}};
@@ -152,7 +201,10 @@ asio::awaitable<mcp::Reply> DownstreamPeer::complete_input(std::string method,
       co_return error_reply(rpc::code::kInternalError,
                             "the server asked for input in a malformed inputRequests");
     }
-    std::string responses = "{";
+    // Every question at once, as the server asked them: a client reached through the era
+    // bridge sees them in one input_required.
+    std::vector<std::string> keys;
+    std::vector<asio::awaitable<mcp::Reply>> relays;
     for (const auto& [key, request] : asked.get_object()) {
       const bj::object* r = request.if_object();
       const bj::value* m = r ? r->if_contains("method") : nullptr;
@@ -162,11 +214,15 @@ asio::awaitable<mcp::Reply> DownstreamPeer::complete_input(std::string method,
         co_return error_reply(rpc::code::kMethodNotFound,
                               "the server asked for input sluice cannot relay to its client");
       }
-      auto relayed = events_.relay_request(std::string(name), p ? bj::serialize(*p) : "{}");
-      mcp::Reply answer = co_await std::move(relayed);
-      if (!answer.ok()) co_return answer;  // the client could not or would not answer
-      responses += (responses.size() > 1 ? "," : "") + cj::quote(key) + ":" +
-                   std::string(answer.message->result());
+      keys.emplace_back(key);
+      relays.push_back(events_.relay_request(std::string(name), p ? bj::serialize(*p) : "{}"));
+    }
+    std::vector<mcp::Reply> answers = co_await all_of(io_, std::move(relays));
+    std::string responses = "{";
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      if (!answers[i].ok()) co_return std::move(answers[i]);  // the client could not or would not
+      responses += (responses.size() > 1 ? "," : "") + cj::quote(keys[i]) + ":" +
+                   std::string(answers[i].message->result());
     }
     responses += '}';
     std::vector<mcp::ResultMember> retry{{"inputResponses", responses}};

@@ -2,6 +2,7 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "gateway/downstream/peer.hpp"
+#include "mcp/era.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -57,6 +58,10 @@ void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummari
   std::vector<ToolEntry> tools;
   tools.reserve(std::min(listing.tools.size(), cap));
   std::unordered_set<std::string> names;
+  // The x-mcp-header parameters too, so that sluice's front end checks a call's headers
+  // before the server is started and lists live.
+  auto headers = std::make_shared<mcp::ParamHeaders>();
+  std::vector<std::pair<std::string, std::string>> params;
   for (const auto& text : listing.tools) {
     auto entry = tools.size() < cap ? stored_entry(text, "name", limits, names) : std::nullopt;
     if (!entry) {
@@ -65,6 +70,9 @@ void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummari
     }
     if (withheld("tools", entry->get_object().at("name").get_string())) continue;
     tools.push_back(tool_entry(*entry, nullptr, name_));
+    if (mcp::param_headers_of(entry->get_object(), params) && !params.empty()) {
+      (*headers)[tools.back().name] = params;
+    }
     if (summarize) {
       tools.back().raw = summarize(entry->get_object());
       tools.back().summary = true;
@@ -93,6 +101,7 @@ void DownstreamPeer::seed(const store::ServerListing& listing, const ToolSummari
                     skipped == 1 ? "y" : "ies");
   }
   set_tools(std::move(tools));
+  param_headers_ = std::move(headers);
   tools_known_ = true;
   lists_cached_ = true;
   listed_at_ms_ = listing.listed_at_ms;

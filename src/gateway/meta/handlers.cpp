@@ -85,6 +85,7 @@ asio::awaitable<std::optional<std::string>> invoke(MetaCall& call) {
   // The arguments' DOM lives in the request's message, which outlives the call.
   invoke.parsed_arguments = call.args.if_contains("arguments");
   invoke.client_request_id = std::string(call.request.message().id());
+  invoke.task_caller = Gateway::task_caller(call.request);
   auto outcome = co_await call.gateway.invoke(std::move(invoke));
   if (!outcome.answered) co_return std::nullopt;
   co_return std::move(outcome.result_json);
@@ -112,7 +113,12 @@ asio::awaitable<std::optional<std::string>> list_pending(MetaCall& call) {
 }
 
 asio::awaitable<std::optional<std::string>> cancel(MetaCall& call) {
-  co_return call.gateway.cancel_call(call.args.at("request_id").get_string(), force_of(call));
+  std::string_view id = call.args.at("request_id").get_string();
+  // A task's gateway id ("task-..."; a call's request_id is server::n): its server is told.
+  if (id.starts_with("task-")) {
+    co_return co_await call.gateway.cancel_task(std::string(id), force_of(call));
+  }
+  co_return call.gateway.cancel_call(id, force_of(call));
 }
 
 asio::awaitable<std::optional<std::string>> restart_server(MetaCall& call) {
@@ -144,7 +150,7 @@ asio::awaitable<std::optional<std::string>> connect_server(MetaCall& call) {
   if (!ok) out["last_error"] = d->last_error();
   co_return ok ? mcp::structured_result(out)
                : mcp::error_result(fmt::format("server {} could not be started ({}): {}", d->name(),
-                                          to_string(d->phase()), d->last_error()));
+                                               to_string(d->phase()), d->last_error()));
 }
 
 }  // namespace sluice::gateway::meta

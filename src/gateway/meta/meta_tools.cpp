@@ -62,14 +62,17 @@ constexpr MetaTool kMetaTools[] = {
     {"gateway.list_pending", "Pending calls",
      "Every call admitted and not yet ended: request_id (server::n), tool_id, state "
      "(queued, running, abandoned), age and the requesting client. Abandoned calls were given "
-     "up by their caller and keep their slot until the server answers or exits.",
+     "up by their caller and keep their slot until the server answers or exits. Also every "
+     "task a client follows (the tasks extension): task_id, tool_id, its last known status, "
+     "age and client.",
      R"({"type":"object","properties":{"server":{"type":"string","minLength":1,)"
      R"("maxLength":128}},"additionalProperties":false})",
      true, false, &list_pending},
     {"gateway.cancel", "Cancel a call",
-     "Cancel one pending call by request_id (see gateway.list_pending). The server is told to "
-     "cancel it; its slot is kept until the server answers. A running call within its "
-     "timeout is only cancelled with force: true.",
+     "Cancel one pending call by request_id, or one task by its task_id (see "
+     "gateway.list_pending). The server is told to cancel it; a call's slot is kept until the "
+     "server answers. A running call within its timeout, or a task not ended, is only "
+     "cancelled with force: true.",
      R"({"type":"object","properties":{"request_id":{"type":"string","minLength":1,)"
      R"("maxLength":256},"force":{"type":"boolean","default":false}},)"
      R"("required":["request_id"],"additionalProperties":false})",

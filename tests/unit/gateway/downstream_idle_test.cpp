@@ -102,7 +102,7 @@ class DownstreamIdle : public ::testing::Test {
     events.lifecycle = [this](std::string_view kind, std::string_view, std::uint64_t) {
       lifecycle_.emplace_back(kind);
     };
-    events.has_subscriptions = [this] { return subscribed_; };
+    events.holds_server = [this] { return subscribed_; };
     downstream_ = std::make_unique<Downstream>(io_, server, limits_, policy_, std::move(events));
     ASSERT_EQ(ensure_started(), true);
   }
