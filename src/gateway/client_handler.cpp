@@ -312,6 +312,7 @@ class Gateway::ClientHandler : public mcp::Handler {
     invoke.client_label = caller_.label;
     invoke.client_request_id = std::string(m.id());
     invoke.task_caller = Gateway::task_caller(request);
+    invoke.log_level = meta::log_level_of(m);
     auto outcome = co_await gateway_.invoke(std::move(invoke));
     if (!outcome.answered) co_return;
     if (!outcome.error_json.empty()) {

@@ -144,6 +144,8 @@ class Gateway {
     // The caller a task the server creates is bound to (a 2026-07-28 caller that declared the
     // tasks extension, tasks.cpp); empty: the call runs without tasks.
     std::string task_caller{};
+    // A 2026-07-28 caller's own _meta logLevel, told to a 2026-07-28 server; empty: none.
+    std::string_view log_level{};
   };
   // Validation, admission (the tool's budget, the server's write lane, then the client's),
   // then the call; the permits belong to the downstream request (invariants A1-A3, C1-C4):

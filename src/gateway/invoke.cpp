@@ -258,7 +258,8 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   mcp::Reply reply;
   try {
     reply = co_await d->call_tool(tool_name, request.arguments_json, timeout, &call.work_cancel(),
-                                  std::to_string(route), &tracking, !request.task_caller.empty());
+                                  std::to_string(route), &tracking,
+                                  CallerMeta{!request.task_caller.empty(), request.log_level});
   } catch (const std::exception& e) {
     core::log::error("call of {} failed ({})", tool_label, typeid(e).name());
     reply = mcp::Reply{mcp::Reply::Status::closed};

@@ -106,6 +106,30 @@ TEST_F(ModernDownstream, TheProbeFindsA2026ServerThatGetsSluicesMetaAndNoInitial
   EXPECT_TRUE(called);
 }
 
+TEST_F(ModernDownstream, AStatelessCallersOwnLogLevelIsTheOneTheServerIsTold) {
+  start(false);
+  // A 2025 client sets the level sluice tells servers; a 2026 caller's own level wins for its
+  // requests.
+  initialize("{}");
+  sluice_->request("logging/setLevel", R"({"level":"error"})");
+  auto called =
+      sluice_->request("tools/call", R"({"name":"m__echo","arguments":{"text":"x"},"_meta":{)"
+                                     R"("io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                                     R"("io.modelcontextprotocol/clientCapabilities":{},)"
+                                     R"("io.modelcontextprotocol/logLevel":"debug"}})");
+  ASSERT_TRUE(called.as_object().contains("result")) << called;
+  auto echo = sluice_->call_tool("m__echo", R"({"text":"y"})");
+  EXPECT_EQ(text_of(echo), "y");
+  std::vector<std::string> levels;
+  for (const auto& line : request_log()) {
+    if (!line.starts_with("tools/call ")) continue;
+    auto meta = bj::parse(line.substr(line.find(' ') + 1)).as_object();
+    const auto* level = meta.if_contains("io.modelcontextprotocol/logLevel");
+    levels.push_back(level ? std::string(level->as_string()) : "");
+  }
+  EXPECT_EQ(levels, (std::vector<std::string>{"debug", "error"}));
+}
+
 TEST_F(ModernDownstream, InputRequiredIsAskedOfTheClientAndTheCallRetriedWithTheAnswers) {
   start(false);
   initialize(R"({"elicitation":{},"roots":{}})");

@@ -280,16 +280,14 @@ asio::awaitable<mcp::Reply> Downstream::forward(std::string method, std::string 
   return peer_.forward(std::move(method), std::move(params), timeout, cancel);
 }
 
-asio::awaitable<mcp::Reply> Downstream::call_tool(std::string_view tool,
-                                                  std::string_view arguments_json,
-                                                  std::chrono::milliseconds timeout,
-                                                  core::CancelSignal* cancel,
-                                                  std::string_view progress_token,
-                                                  const mcp::CallTracking* tracking, bool tasks) {
+asio::awaitable<mcp::Reply> Downstream::call_tool(
+    std::string_view tool, std::string_view arguments_json, std::chrono::milliseconds timeout,
+    core::CancelSignal* cancel, std::string_view progress_token, const mcp::CallTracking* tracking,
+    CallerMeta caller) {
   if (!peer_.has_session() || phase() != Phase::online) return closed_reply();
   ++requests_;
   index_only_ = false;  // a client uses it: its own idle timeout applies again
-  return peer_.call_tool(tool, arguments_json, timeout, cancel, progress_token, tracking, tasks);
+  return peer_.call_tool(tool, arguments_json, timeout, cancel, progress_token, tracking, caller);
 }
 
 void Downstream::on_list_changed(std::string_view method) {

@@ -87,12 +87,12 @@ class Downstream {
   }
 
   // tools/call with the arguments spliced verbatim. `progress_token` (JSON text) is sent
-  // in _meta when non-empty; `tasks`: the caller declared the tasks extension.
+  // in _meta when non-empty; `caller`: what a 2026-07-28 server is told of the caller.
   asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
                                         core::CancelSignal* cancel, std::string_view progress_token,
                                         const mcp::CallTracking* tracking = nullptr,
-                                        bool tasks = false);
+                                        CallerMeta caller = {});
 
   // Prompts, resources and resource templates (each item's JSON text as listed), known when
   // the server offers them; listed after the tools.

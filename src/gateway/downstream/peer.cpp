@@ -164,7 +164,7 @@ asio::awaitable<mcp::Reply> DownstreamPeer::forward(std::string method, std::str
                                                     core::CancelSignal* cancel) {
   if (auto instead = modern_instead(method, params)) co_return std::move(*instead);
   auto session = session_;  // keeps the session alive across a teardown
-  params = dress(std::move(params), method.starts_with("tasks/"));
+  params = dress(std::move(params), CallerMeta{method.starts_with("tasks/"), {}});
   mcp::Reply reply = co_await session->request(method, params, timeout, cancel);
   if (modern_ &&
       (method == "tools/call" || method == "prompts/get" || method == "resources/read")) {
@@ -176,7 +176,7 @@ asio::awaitable<mcp::Reply> DownstreamPeer::forward(std::string method, std::str
 asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
     std::string_view tool, std::string_view arguments_json, std::chrono::milliseconds timeout,
     core::CancelSignal* cancel, std::string_view progress_token, const mcp::CallTracking* tracking,
-    bool tasks) {
+    CallerMeta caller) {
   std::string params;
   params.reserve(64 + tool.size() + arguments_json.size());
   params += R"({"name":)";
@@ -190,7 +190,7 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
   }
   params += '}';
   auto session = session_;  // keeps the session alive across a teardown
-  params = dress(std::move(params), tasks);
+  params = dress(std::move(params), caller);
   mcp::Reply reply =
       co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
   if (!modern_) co_return reply;  // a 2025 server asks with requests of its own

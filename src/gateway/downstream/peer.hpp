@@ -50,6 +50,12 @@ struct ToolSchema {
 
 // One tool of a downstream's list. Its title and description are read from `raw` where they
 // are shown (a catalog of 10,000 tools keeps no second copy of its texts).
+// What a call says of its caller to a 2026-07-28 server, beyond sluice's own _meta.
+struct CallerMeta {
+  bool tasks = false;          // the caller declared the tasks extension
+  std::string_view log_level;  // the caller's own _meta logLevel; empty: the level clients set
+};
+
 struct ToolEntry {
   std::string name;
   // The tool object exactly as the downstream listed it; for a tool seeded as a summary, only
@@ -209,12 +215,13 @@ class DownstreamPeer {
   const std::string& server_version() const { return server_version_; }
 
   // tools/call with the arguments spliced verbatim; `progress_token` (JSON text) goes in
-  // _meta when not empty; `tasks`: the caller declared the tasks extension (the server may then
-  // answer with a task). The session is kept alive across a teardown.
+  // _meta when not empty; `caller`: what a modern server is told of the caller (dress; with
+  // the tasks extension it may answer with a task). The session is kept alive across a
+  // teardown.
   asio::awaitable<mcp::Reply> call_tool(std::string_view tool, std::string_view arguments_json,
                                         std::chrono::milliseconds timeout,
                                         core::CancelSignal* cancel, std::string_view progress_token,
-                                        const mcp::CallTracking* tracking, bool tasks = false);
+                                        const mcp::CallTracking* tracking, CallerMeta caller = {});
   // One request as it is (aggregate-mode routing, and the tasks extension's tasks/* requests,
   // which declare the extension).
   asio::awaitable<mcp::Reply> forward(std::string method, std::string params,
@@ -269,9 +276,10 @@ class DownstreamPeer {
 
   // The 2026-07-28 side (peer_modern.cpp). The probe: true when the server is modern.
   asio::awaitable<bool> discover();
-  // `params` with sluice's _meta when the server is modern; as it is otherwise. `tasks`: the
-  // caller declared the tasks extension, which is then declared too when the server offers it.
-  std::string dress(std::string params, bool tasks = false) const;
+  // `params` with sluice's _meta when the server is modern; as it is otherwise. `caller`: the
+  // tasks extension is declared too when the caller declared it and the server offers it, and
+  // the caller's own log level replaces the one clients set with logging/setLevel.
+  std::string dress(std::string params, const CallerMeta& caller = {}) const;
   // While `reply` is an input_required result of `method` (tools/call, prompts/get,
   // resources/read) from a modern server: each of its inputRequests relayed to the client
   // (DownstreamEvents::relay_request, which asks only what the client declared), and the

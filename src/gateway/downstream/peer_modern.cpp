@@ -156,7 +156,7 @@ std::vector<std::pair<std::string, std::string>> DownstreamPeer::param_headers(
                                      : it->second;
 }
 
-std::string DownstreamPeer::dress(std::string params, bool tasks) const {
+std::string DownstreamPeer::dress(std::string params, const CallerMeta& caller) const {
   if (!modern_) return params;
   bj::object meta;
   meta[mcp::meta_key::kProtocolVersion] = mcp::kStatelessVersion;
@@ -169,12 +169,13 @@ std::string DownstreamPeer::dress(std::string params, bool tasks) const {
   }
   // The tasks extension only for a caller that declared it, to a server that offers it: any
   // other call runs as it would without tasks.
-  if (tasks && offers_tasks()) {
+  if (caller.tasks && offers_tasks()) {
     capabilities["extensions"] = bj::object{{mcp::kTasksExtension, bj::object()}};
   }
   meta[mcp::meta_key::kClientCapabilities] = std::move(capabilities);
   meta[mcp::meta_key::kClientInfo] = bj::object{{"name", "sluice"}, {"version", core::kVersion}};
-  if (!log_level_.empty()) meta[mcp::meta_key::kLogLevel] = log_level_;
+  std::string_view level = caller.log_level.empty() ? log_level_ : caller.log_level;
+  if (!level.empty()) meta[mcp::meta_key::kLogLevel] = level;
   return mcp::with_request_meta(params, meta);
 }
 

@@ -13,10 +13,10 @@
 // `failed` keeps its reason beside it (the downstream's last error); `restarting` is the
 // automatic restart after the child ended by itself (a backoff, then `starting` again);
 // `idle_stopped` follows an idle stop (ds_idle_stop: its lists stay known and the next call
-// starts it again); `offline` follows an operator's stop or the shutdown. PhaseMachine::transition is the only
-// writer of a phase: a move the table does not allow is refused (the phase stays and an error
-// is logged), so a new path cannot invent a transition silently.
-// Threading: not synchronised; the owning downstream's loop thread only.
+// starts it again); `offline` follows an operator's stop or the shutdown. PhaseMachine::transition
+// is the only writer of a phase: a move the table does not allow is refused (the phase stays and an
+// error is logged), so a new path cannot invent a transition silently. Threading: not synchronised;
+// the owning downstream's loop thread only.
 #include <string>
 #include <string_view>
 

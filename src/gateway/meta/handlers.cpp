@@ -86,6 +86,7 @@ asio::awaitable<std::optional<std::string>> invoke(MetaCall& call) {
   invoke.parsed_arguments = call.args.if_contains("arguments");
   invoke.client_request_id = std::string(call.request.message().id());
   invoke.task_caller = Gateway::task_caller(call.request);
+  invoke.log_level = log_level_of(call.request.message());
   auto outcome = co_await call.gateway.invoke(std::move(invoke));
   if (!outcome.answered) co_return std::nullopt;
   co_return std::move(outcome.result_json);

@@ -2,6 +2,7 @@
 
 #include "core/json.hpp"
 #include "gateway/meta/handlers.hpp"
+#include "mcp/era.hpp"
 #include "schema/schema.hpp"
 
 #include <boost/json/parse.hpp>
@@ -152,6 +153,14 @@ std::optional<std::string> argument_problems(const MetaTool& tool, const bj::val
   std::string text = fmt::format("invalid arguments for {}:", tool.name);
   for (const auto& p : problems) text += "\n" + schema::format(p);
   return text;
+}
+
+std::string_view log_level_of(const rpc::Message& request) {
+  const auto* params = request.params_object();
+  const auto* meta = params ? params->if_contains("_meta") : nullptr;
+  const auto* fields = meta ? meta->if_object() : nullptr;
+  const auto* level = fields ? fields->if_contains(mcp::meta_key::kLogLevel) : nullptr;
+  return level && level->is_string() ? std::string_view(level->get_string()) : std::string_view();
 }
 
 std::string_view progress_token_of(const rpc::Message& request) {

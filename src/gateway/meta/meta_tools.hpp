@@ -74,5 +74,9 @@ std::optional<std::string> argument_problems(const MetaTool& tool, const boost::
 // notifications as the client sent it); empty when the client asked for none.
 std::string_view progress_token_of(const rpc::Message& request);
 
+// A 2026-07-28 request's own _meta logLevel (the level name); empty when it set none (or set one
+// that is not a string: classify() has refused it already).
+std::string_view log_level_of(const rpc::Message& request);
+
 }  // namespace meta
 }  // namespace sluice::gateway
