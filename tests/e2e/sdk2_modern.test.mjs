@@ -55,9 +55,11 @@ describe('both protocol eras through one sluice, with the official SDKs', { time
     workDir = await mkdtemp(path.join(tmpdir(), 'sluice-e2e-eras-'));
     const configFile = path.join(workDir, 'mcp.json');
     // The call the -32021 case cancels keeps its permit until server-everything answers it,
-    // which an SDK server never does for a cancelled request: the drain at exit is kept short.
+    // which an SDK server never does for a cancelled request: the drain at exit is kept short,
+    // and the server's write lane is wide enough for the later calls of tools that are not
+    // read-only (simulate-research-query) meanwhile.
     await writeFile(configFile, `${JSON.stringify({
-      sluice: { drainMs: 500 },
+      sluice: { drainMs: 500, writesPerServer: 4 },
       mcpServers: {
         everything: {
           command: process.execPath,
@@ -135,6 +137,60 @@ describe('both protocol eras through one sluice, with the official SDKs', { time
     );
   });
 
+  // One 2026-07-28 request by hand (the tasks extension's requests): its result, or throws
+  // with its JSON-RPC error.
+  let nextId = 1;
+  async function modernRequest(method, params, name) {
+    const headers = {
+      'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method,
+    };
+    if (name !== undefined) headers['Mcp-Name'] = name;
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'e2e-tasks', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {
+        elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} },
+      },
+    };
+    const response = await within(REQUEST_TIMEOUT_MS, method, fetch(sluice.url, {
+      method: 'POST', headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: meta } }),
+    }));
+    const text = await response.text();
+    const body = JSON.parse(text.startsWith('event:') ? text.match(/^data: (.*)$/m)[1] : text);
+    if (body.error) throw Object.assign(new Error(body.error.message), body.error);
+    return body.result;
+  }
+  async function taskReaches(taskId, statuses) {
+    return waitFor(STEP_TIMEOUT_MS / 2, `task ${taskId} reaches ${statuses.join(' or ')}`, async () => {
+      const task = await modernRequest('tasks/get', { taskId }, taskId);
+      return statuses.includes(task.status) ? task : null;
+    });
+  }
+
+  it('a 2026-07-28 client follows a 2025 server\'s task tool as a task, answering its question with tasks/update', async () => {
+    // server-everything's simulate-research-query runs only as a (2025-11-25) task: sluice
+    // calls it task-augmented, and the 2026 client follows it as a task of sluice's.
+    const created = await modernRequest('tools/call',
+      { name: 'simulate-research-query', arguments: { topic: 'python', ambiguous: true } },
+      'simulate-research-query');
+    assert.equal(created.resultType, 'task', JSON.stringify(created));
+    assert.match(created.taskId, /^task-/);
+    const asking = await taskReaches(created.taskId, ['input_required', 'completed', 'failed']);
+    assert.equal(asking.status, 'input_required', JSON.stringify(asking));
+    const [key, question] = Object.entries(asking.inputRequests)[0];
+    assert.equal(question.method, 'elicitation/create');
+    const ack = await modernRequest('tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [key]: { action: 'accept', content: { interpretation: 'programming' } } },
+    }, created.taskId);
+    assert.equal(ack.resultType, 'complete');
+    const done = await taskReaches(created.taskId, ['completed', 'failed', 'cancelled']);
+    assert.equal(done.status, 'completed', JSON.stringify(done));
+    assert.match(done.result.content[0].text, /Research Report: python \(programming\)/);
+  });
+
   it('a 2025 client (SDK 1.x) initializes a session on the same endpoint', async () => {
     const client = new LegacyClient({ name: 'legacy', version: '1.0.0' });
     clients.push(client);
@@ -146,5 +202,11 @@ describe('both protocol eras through one sluice, with the official SDKs', { time
       client.callTool({ name: 'echo', arguments: { message: 'with session' } }));
     assert.equal(echoed.content[0].text, 'Echo: with session');
     assert.equal(echoed.resultType, undefined, 'a 2025 result has no resultType');
+    // A tool the server runs only as a task is one plain call to a 2025 client of sluice.
+    const research = await within(STEP_TIMEOUT_MS / 2, 'legacy simulate-research-query',
+      client.callTool({ name: 'simulate-research-query', arguments: { topic: 'rust' } }, undefined,
+        { timeout: STEP_TIMEOUT_MS / 2 }));
+    assert.match(research.content[0].text, /Research Report: rust/, JSON.stringify(research));
+    assert.ok(!research.isError, JSON.stringify(research));
   });
 });

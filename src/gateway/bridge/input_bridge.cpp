@@ -409,21 +409,23 @@ std::optional<InputBridge::TaskState> InputBridge::task_state(std::uint64_t id,
   for (auto& ask : ex.asks) ex.shown.push_back(std::move(ask));
   ex.asks.clear();
   if (ex.shown.empty()) return TaskState{"working", {}};
+  // A question needing a capability the caller does not declare is answered to the server as
+  // a client without it would answer (the server decides what then): it is never shown.
   auto declared = meta_member(request, mcp::meta_key::kClientCapabilities);
+  std::vector<Exchange::Ask> shown;
+  for (auto& ask : ex.shown) {
+    std::string_view need = mcp::required_client_capability(ask.method);
+    if (declared && cj::member_span(*declared, need)) {
+      shown.push_back(std::move(ask));
+      continue;
+    }
+    ++counters_.missing_capability;
+    ex.deliver(rpc::make_error(ask.id, rpc::code::kMethodNotFound, "Method not found"), limits_);
+  }
+  ex.shown = std::move(shown);
+  if (ex.shown.empty()) return TaskState{"working", {}};
   std::string inputs;
   for (const auto& ask : ex.shown) {
-    std::string_view need = mcp::required_client_capability(ask.method);
-    if (!declared || !cj::member_span(*declared, need)) {
-      ++counters_.missing_capability;
-      end(ex);
-      return TaskState{
-          "failed",
-          fmt::format(R"(,"error":{{"code":{},"message":{},"data":{{"requiredCapabilities":)"
-                      R"({{{}:{{}}}}}}}})",
-                      mcp::era_code::kMissingRequiredClientCapability,
-                      cj::quote(fmt::format("Missing required client capability: {}", need)),
-                      cj::quote(need))};
-    }
     inputs += inputs.empty() ? "{" : ",";
     inputs += fmt::format(R"({}:{{"method":{},"params":{}}})", cj::quote(ask.key),
                           cj::quote(ask.method), ask.params);

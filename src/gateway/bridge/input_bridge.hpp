@@ -92,8 +92,9 @@ class InputBridge {
   // A task's status ("working", "input_required", "completed", "failed") and the members a
   // DetailedTask adds for it (",\"inputRequests\":{...}", ",\"result\":{...}" or
   // ",\"error\":{...}"; empty for working). A question needing a capability `request` (the
-  // tasks/get) does not declare fails the task with -32021. Once the status is final the
-  // exchange is let go: nullopt for an exchange not held (ended, cancelled, expired).
+  // tasks/get) does not declare is never shown: the server gets "method not found", as from a
+  // client without it, and decides. Once the status is final the exchange is let go: nullopt
+  // for an exchange not held (ended, cancelled, expired).
   struct TaskState {
     std::string status;
     std::string members;

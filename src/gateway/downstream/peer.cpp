@@ -183,6 +183,9 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
   params += cj::quote(tool);
   params += R"(,"arguments":)";
   params += arguments_json.empty() ? std::string_view("{}") : arguments_json;
+  // A 2025 server's tool that runs only as a task is called as one (peer_tasks.cpp).
+  const bool as_task = augments_tasks(tool);
+  if (as_task) params += R"(,"task":{"ttl":)" + std::to_string(timeout.count()) + "}";
   if (!progress_token.empty()) {
     params += R"(,"_meta":{"progressToken":)";
     params += progress_token;
@@ -193,6 +196,7 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
   params = dress(std::move(params), caller);
   mcp::Reply reply =
       co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
+  if (as_task) co_return co_await follow_task(std::move(reply), timeout, cancel, tracking);
   if (!modern_) co_return reply;  // a 2025 server asks with requests of its own
   co_return co_await complete_input("tools/call", params, std::move(reply), timeout, cancel,
                                     tracking);

@@ -290,6 +290,16 @@ class DownstreamPeer {
                                              mcp::Reply reply, std::chrono::milliseconds timeout,
                                              core::CancelSignal* cancel,
                                              const mcp::CallTracking* tracking);
+  // A 2025 server's own tasks (peer_tasks.cpp). Whether `tool` runs only as a task there (its
+  // execution.taskSupport "required", the server declaring tasks for tools/call): it is then
+  // called task-augmented.
+  bool augments_tasks(std::string_view tool) const;
+  // The result of the task a task-augmented call `created` (its CreateTaskResult), from
+  // tasks/result (without the result's related-task _meta); the server is told to cancel the
+  // task when the wait is given up. Any other answer is returned as it is.
+  asio::awaitable<mcp::Reply> follow_task(mcp::Reply created, std::chrono::milliseconds timeout,
+                                          core::CancelSignal* cancel,
+                                          const mcp::CallTracking* tracking);
   // What a modern server has instead of a removed method (logging/setLevel,
   // resources/subscribe, resources/unsubscribe); nullopt for any other method.
   std::optional<mcp::Reply> modern_instead(std::string_view method, std::string_view params);
