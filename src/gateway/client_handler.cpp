@@ -52,7 +52,10 @@ class Gateway::ClientHandler : public mcp::Handler {
       request.respond_error_raw(mcp::refusal_error(*era.refusal));
       co_return;
     }
-    if (era.stateless) request.add_result_members(mcp::stateless_result_members(method));
+    if (era.stateless) {
+      request.add_result_members(mcp::stateless_result_members(
+          method, method == "tools/list" ? gateway_.tools_ttl_ms() : 0));
+    }
     if (method == "initialize") {
       initialize(request);
       co_return;

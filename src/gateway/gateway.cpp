@@ -3,6 +3,7 @@
 #include "core/json.hpp"
 #include "core/log.hpp"
 #include "core/spawn.hpp"
+#include "core/wall_clock.hpp"
 #include "gateway/policy/access.hpp"
 
 #include <charconv>
@@ -82,6 +83,20 @@ void Gateway::start() {
   } else {
     cache_loaded_.set();
   }
+}
+
+std::int64_t Gateway::tools_ttl_ms() const {
+  if (!options_.expose_all) return 0;
+  const std::int64_t now_ms = core::unix_ms_now();
+  std::int64_t least = -1;
+  for (const auto& d : fleet_.servers()) {
+    const std::int64_t ttl = d->peer().list_ttl_ms();
+    const std::int64_t listed = d->peer().listed_at_ms();
+    if (ttl < 0 || listed <= 0) return 0;  // a server that said nothing: no promise
+    const std::int64_t left = std::max<std::int64_t>(0, ttl - (now_ms - listed));
+    least = least < 0 ? left : std::min(least, left);
+  }
+  return std::max<std::int64_t>(least, 0);
 }
 
 void Gateway::lists_changed() {

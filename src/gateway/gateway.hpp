@@ -254,6 +254,10 @@ class Gateway {
   // Why the policy withholds meta-tool `name` (value-free, naming the rule); empty if it
   // does not.
   std::string meta_tool_denial(std::string_view name) const;
+  // How long the aggregate tool list stays valid, for a 2026-07-28 client (ttlMs): the least
+  // that every server's own listing has left of the ttlMs it said (a 2026 server's caching
+  // hint); 0 when a server said none, or in meta mode.
+  std::int64_t tools_ttl_ms() const;
   // The persistent audit log, or nullptr without one.
   const store::AuditLog* audit_log() const { return audit_log_.get(); }
   ConfigReload& reload() { return reload_; }

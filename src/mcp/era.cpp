@@ -263,11 +263,12 @@ std::string without_meta_member(std::string_view params_json, std::string_view k
   return spliced(params_json, *existing, *meta);
 }
 
-std::vector<ResultMember> stateless_result_members(std::string_view method) {
+std::vector<ResultMember> stateless_result_members(std::string_view method,
+                                                   std::int64_t tools_ttl_ms) {
   std::vector<ResultMember> members{{"resultType", R"("complete")"}};
   if (method == "tools/list" || method == "prompts/list" || method == "resources/list" ||
       method == "resources/templates/list" || method == "server/discover") {
-    members.push_back({"ttlMs", "0"});
+    members.push_back({"ttlMs", method == "tools/list" ? std::to_string(tools_ttl_ms) : "0"});
     members.push_back({"cacheScope", R"("public")"});
   } else if (method == "resources/read") {
     members.push_back({"ttlMs", "0"});

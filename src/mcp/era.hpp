@@ -139,7 +139,9 @@ bool param_headers_of(const boost::json::object& tool,
 // the caching hints (ttlMs 0: sluice's lists follow its servers, which may change at any
 // time; cacheScope public for lists, which are the same for every caller, and private for a
 // read, whose content is the server's and may be the caller's own).
-std::vector<ResultMember> stateless_result_members(std::string_view method);
+// `tools_ttl_ms`: the tool list's own ttlMs when its servers said one (Gateway::tools_ttl_ms).
+std::vector<ResultMember> stateless_result_members(std::string_view method,
+                                                   std::int64_t tools_ttl_ms = 0);
 
 // An error relayed from a downstream to a stateless request, in this revision's terms: a
 // resource not found (-32002 in 2025-11-25, retired) becomes -32602 with `data.uri` (the

@@ -130,6 +130,29 @@ TEST_F(ModernDownstream, AStatelessCallersOwnLogLevelIsTheOneTheServerIsTold) {
   EXPECT_EQ(levels, (std::vector<std::string>{"debug", "error"}));
 }
 
+// A stateless tools/list's ttlMs, with `servers` behind sluice.
+std::int64_t listed_ttl(Sluice& sluice) {
+  auto listed =
+      sluice.request("tools/list", R"({"_meta":{)"
+                                   R"("io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                                   R"("io.modelcontextprotocol/clientCapabilities":{}}})");
+  return listed.at("result").at("ttlMs").as_int64();
+}
+
+TEST_F(ModernDownstream, TheAggregateToolListKeepsWhatItsServersTtlHasLeft) {
+  start(false);
+  sluice_->request("tools/list", "{}");  // the server listed (its ttlMs: 60 s)
+  std::int64_t ttl = listed_ttl(*sluice_);
+  EXPECT_GT(ttl, 50000) << "the server's 60 s, less the moments since it listed";
+  EXPECT_LE(ttl, 60000);
+}
+
+TEST_F(ModernDownstream, AServerThatGaveNoTtlMakesTheAggregateToolListsZero) {
+  start(true);  // beside a 2025 server, which gives no ttlMs
+  sluice_->request("tools/list", "{}");
+  EXPECT_EQ(listed_ttl(*sluice_), 0);
+}
+
 TEST_F(ModernDownstream, InputRequiredIsAskedOfTheClientAndTheCallRetriedWithTheAnswers) {
   start(false);
   initialize(R"({"elicitation":{},"roots":{}})");
