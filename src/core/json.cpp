@@ -287,6 +287,13 @@ std::optional<std::string_view> member_span(std::string_view object_text, std::s
   return found;
 }
 
+std::optional<std::string> string_member(std::string_view object_text, std::string_view key) {
+  auto literal = member_span(object_text, key);
+  std::string scratch;
+  auto text = literal ? string_value(trim(*literal), scratch) : std::nullopt;
+  return text ? std::optional<std::string>(std::string(*text)) : std::nullopt;
+}
+
 bool replace_member(std::string& object_text, std::string_view key, std::string_view value_json) {
   auto span = member_span(object_text, key);
   if (!span) return false;

@@ -42,6 +42,10 @@ std::optional<ParseError> validate(std::string_view text, const ParseLimits& lim
 // such member. Keys are compared after unescaping.
 std::optional<std::string_view> member_span(std::string_view object_text, std::string_view key);
 
+// The value of the string member `key` of the object `object_text`; nullopt when there is no
+// such member or it is not a string. Same precondition as member_span.
+std::optional<std::string> string_member(std::string_view object_text, std::string_view key);
+
 // Replaces the value of member `key` of the object `object_text` with `value_json`, everything
 // else byte for byte; false (nothing changed) when there is no such member. Same precondition
 // as member_span.

@@ -270,7 +270,7 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
     call.end(Call::outcome_of(reply.status));
     InvokeOutcome answer = answer_of(reply, by_operator, d->name(), tool_label, timeout);
     if (reply.status == mcp::Reply::Status::result &&
-        cj::trim(cj::member_span(answer.result_json, "resultType").value_or("")) == R"("task")") {
+        cj::string_member(answer.result_json, "resultType") == "task") {
       // The work goes on as a task: its result is guarded when tasks/get inlines it.
       co_return broker_task(*d, tool_label, request.task_caller, request.client_label,
                             std::move(answer));

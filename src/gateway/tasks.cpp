@@ -33,10 +33,7 @@ namespace {
 
 // A string member's value, or empty when it is absent or not a string.
 std::string string_member(std::string_view object_text, std::string_view key) {
-  auto literal = cj::member_span(object_text, key);
-  std::string scratch;
-  auto value = literal ? cj::string_value(cj::trim(*literal), scratch) : std::nullopt;
-  return value ? std::string(*value) : std::string();
+  return cj::string_member(object_text, key).value_or("");
 }
 
 // The server's ttlMs (an integer of milliseconds); nullopt when it said none (absent or null).

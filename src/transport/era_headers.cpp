@@ -16,13 +16,7 @@ namespace {
 constexpr std::string_view kBase64Open = "=?base64?";
 constexpr std::string_view kBase64Close = "?=";
 
-// The text of the string member `key` of the object text `object`, if it is one.
-std::optional<std::string> string_member(std::string_view object, std::string_view key) {
-  auto literal = cj::member_span(object, key);
-  std::string scratch;
-  auto text = literal ? cj::string_value(cj::trim(*literal), scratch) : std::nullopt;
-  return text ? std::optional<std::string>(std::string(*text)) : std::nullopt;
-}
+using cj::string_member;
 
 // The Mcp-Param-<name> headers of a tools/call (see add_era_headers): a string as its text
 // (encoded), an integer or a boolean as its JSON text; null and structures are left out.

@@ -47,14 +47,6 @@ mcp::Reply error_reply(int code, std::string_view message) {
                     fmt::format(R"({{"code":{},"message":{}}})", code, cj::quote(message)));
 }
 
-// A JSON string literal's text, or empty when it is not one.
-std::string string_of(std::optional<std::string_view> literal) {
-  if (!literal) return {};
-  std::string scratch;
-  auto value = cj::string_value(cj::trim(*literal), scratch);
-  return value ? std::string(*value) : std::string();
-}
-
 // Whether `reply` refuses the version asked for (-32022) while naming 2026-07-28 among the
 // ones the server supports: a server may refuse a first request so, to see the client retry.
 bool retry_named(const mcp::Reply& reply) {
@@ -188,7 +180,7 @@ asio::awaitable<mcp::Reply> DownstreamPeer::complete_input(std::string method,
   auto session = session_;  // keeps the session alive across a teardown
   for (int round = 0; modern_ && reply.ok(); ++round) {
     std::string_view result = reply.message->result();
-    if (string_of(cj::member_span(result, "resultType")) != "input_required") co_return reply;
+    if (cj::string_member(result, "resultType") != "input_required") co_return reply;
     if (round == kMaxInputRounds) {
       co_return error_reply(
           rpc::code::kInternalError,
@@ -238,11 +230,11 @@ std::optional<mcp::Reply> DownstreamPeer::modern_instead(std::string_view method
                                                          std::string_view params) {
   if (!modern_) return std::nullopt;
   if (method == "logging/setLevel") {
-    log_level_ = string_of(cj::member_span(params, "level"));
+    log_level_ = cj::string_member(params, "level").value_or("");
     return made_reply(mcp::Reply::Status::result, "result", "{}");
   }
   if (method != "resources/subscribe" && method != "resources/unsubscribe") return std::nullopt;
-  std::string uri = string_of(cj::member_span(params, "uri"));
+  std::string uri = cj::string_member(params, "uri").value_or("");
   if (method == "resources/subscribe") {
     subscribed_uris_.insert(uri);
   } else {

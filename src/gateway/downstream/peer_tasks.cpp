@@ -21,10 +21,7 @@ constexpr std::string_view kRelatedTask = "io.modelcontextprotocol/related-task"
 
 std::string task_id_of(std::string_view create_result) {
   auto task = cj::member_span(create_result, "task");
-  auto id = task ? cj::member_span(*task, "taskId") : std::nullopt;
-  std::string scratch;
-  auto text = id ? cj::string_value(cj::trim(*id), scratch) : std::nullopt;
-  return text ? std::string(*text) : std::string();
+  return task ? cj::string_member(*task, "taskId").value_or("") : std::string();
 }
 
 }  // namespace
