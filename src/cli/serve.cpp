@@ -369,7 +369,6 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
     print_err("sluice: " + port.error().message);
     return 2;
   }
-  if (!http.port_file.empty()) write_port_file(http.port_file, *port);
 
   // Invariant C7 for every session: the listener closes and every session's calls are
   // cancelled.
@@ -388,6 +387,9 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   core::log::info("sluice {} serving {} server(s) on http://{}:{}/mcp", gw.options().version,
                   gw.fleet().servers().size(),
                   host.find(':') != std::string::npos ? "[" + host + "]" : host, *port);
+  // Last: a reader of the port file may signal at once, so the shutdown signals are
+  // handled and the listening line is logged before it appears.
+  if (!http.port_file.empty()) write_port_file(http.port_file, *port);
   io.run();
   ::close(lock_fd);
   return 0;
