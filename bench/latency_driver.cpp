@@ -14,7 +14,12 @@
 // the sequential and concurrent loads, per proxied call (budget 20 us), and the relay's own
 // beside it: what the hop itself costs in syscalls and wake-ups on this machine.
 // Each figure is the median of ROUNDS rounds of the three paths in turn.
+// The same table again, when EVERYTHING_JS is given, with the reference Node SDK server
+// (@modelcontextprotocol/server-everything's dist/index.js, run as `node EVERYTHING_JS stdio`)
+// downstream instead of the C++ fixture, calling its read-only echo tool: the setup of the
+// issue's own measurements, where the downstream, not the hop, is the slow part.
 // Usage: sluice_latency SLUICE FIXTURE [N=2000] [CONCURRENT=16] [BIG=20] [ROUNDS=3]
+//                       [EVERYTHING_JS]
 //        (also: sluice_latency --relay CMD...)
 // Every read is bounded (30 s); every child is reaped.
 #include "load_process.hpp"
@@ -101,10 +106,14 @@ std::string read_line(Peer& p) {
 
 // A response to `id` (skipping notifications).
 std::string await_id(Peer& p, int id) {
-  std::string needle = "\"id\":" + std::to_string(id) + ",";
+  // The id may be the last member (the Node SDK writes it last): a ',' or '}' follows it.
+  const std::string needle = "\"id\":" + std::to_string(id);
   for (;;) {
     std::string line = read_line(p);
-    if (line.find(needle) != std::string::npos) return line;
+    for (auto at = line.find(needle); at != std::string::npos; at = line.find(needle, at + 1)) {
+      const char next = at + needle.size() < line.size() ? line[at + needle.size()] : 0;
+      if (next == ',' || next == '}') return line;
+    }
   }
 }
 
@@ -135,12 +144,19 @@ std::string payload_text(std::size_t bytes) {
   return out;
 }
 
-std::string call_of(bool through_gateway, const std::string& text) {
+// A downstream the paths call: its command line, and its echo tool's argument.
+struct Downstream {
+  std::string label;
+  std::vector<std::string> argv;
+  std::string text_key;  // the echo tool's string argument
+};
+
+std::string call_of(bool through_gateway, const Downstream& ds, const std::string& text) {
+  const std::string args = R"({")" + ds.text_key + R"(":")" + text + R"("})";
   return through_gateway
-             ? R"("method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":")" +
-                   text + R"("}}}})"
-             : R"("method":"tools/call","params":{"name":"echo","arguments":{"text":")" + text +
-                   R"("}}})";
+             ? R"("method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":)" +
+                   args + "}}}"
+             : R"("method":"tools/call","params":{"name":"echo","arguments":)" + args + "}}";
 }
 
 void initialize(Peer& p) {
@@ -184,7 +200,7 @@ double concurrent(Peer& p, int callers, int total, const std::string& call, int 
     int id = id_of(line);
     if (id < first_id || id >= first_id + total) continue;
     if (line.find("\"error\"") != std::string::npos || line.find("isError") != std::string::npos) {
-      std::fprintf(stderr, "latency: a concurrent call failed\n");
+      std::fprintf(stderr, "latency: a concurrent call failed: %s\n", line.substr(0, 400).c_str());
       std::exit(1);
     }
     ++answered;
@@ -217,18 +233,19 @@ PathResult median_of(std::vector<PathResult> rounds) {
   return m;
 }
 
-PathResult measure(Peer& p, int n, int callers, int big, bool through_gateway, bool cpu) {
+PathResult measure(Peer& p, const Downstream& ds, int n, int callers, int big, bool through_gateway,
+                   bool cpu) {
   PathResult r;
   initialize(p);
   const int warmup = std::max(10, n / 10);
   const int concurrent_calls = std::max(callers * 8, n / 10 * callers);
   const double cpu0 = cpu ? cpu_ns(p.pid) : 0;
-  r.small = sequential(p, n, warmup, call_of(through_gateway, "ping"), 100);
-  r.calls_per_s =
-      concurrent(p, callers, concurrent_calls, call_of(through_gateway, "ping"), 100 + n + warmup);
+  r.small = sequential(p, n, warmup, call_of(through_gateway, ds, "ping"), 100);
+  r.calls_per_s = concurrent(p, callers, concurrent_calls, call_of(through_gateway, ds, "ping"),
+                             100 + n + warmup);
   r.cpu_us_per_call = cpu ? (cpu_ns(p.pid) - cpu0) / 1000.0 / (n + warmup + concurrent_calls) : -1;
   const std::string mib = payload_text(1u << 20);
-  r.big = sequential(p, big, 2, call_of(through_gateway, mib), 10'000'000);
+  r.big = sequential(p, big, 2, call_of(through_gateway, ds, mib), 10'000'000);
   return r;
 }
 
@@ -258,71 +275,64 @@ int relay(char** argv) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  signal(SIGPIPE, SIG_IGN);
-  if (argc >= 3 && std::strcmp(argv[1], "--relay") == 0) return relay(argv + 2);
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s SLUICE FIXTURE [N]\n", argv[0]);
-    return 2;
+// A program found on PATH (the driver spawns by path), or empty.
+std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    std::size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(at, end - at) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = end + 1;
   }
-  char resolved[4096];
-  if (!realpath(argv[1], resolved)) return 2;
-  std::string sluice = resolved;
-  if (!realpath(argv[2], resolved)) return 2;
-  std::string fixture = resolved;
-  int n = argc > 3 ? std::atoi(argv[3]) : 2000;
-  int callers = argc > 4 ? std::atoi(argv[4]) : 16;
-  int big = argc > 5 ? std::atoi(argv[5]) : 20;
-  int rounds = argc > 6 ? std::atoi(argv[6]) : 3;
-  if (n < 10 || callers < 1 || callers > 1024 || big < 1 || big > 1000 || rounds < 1 ||
-      rounds > 99) {
-    std::fprintf(stderr,
-                 "latency: N >= 10, 1 <= CONCURRENT <= 1024, 1 <= BIG <= 1000, "
-                 "1 <= ROUNDS <= 99\n");
-    return 2;
-  }
-  char self[4096];
-  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len <= 0) return 1;
-  self[len] = 0;
-  char tmpl[] = "/tmp/sluice-latency-XXXXXX";
-  if (!mkdtemp(tmpl)) return 1;
-  std::string config = std::string(tmpl) + "/mcp.json";
-  std::ofstream(config) << R"({"mcpServers":{"fx":{"command":")" << fixture
-                        << R"("}},"autoStart":["fx"]})";
+  return {};
+}
 
-  // The three paths in turn, `rounds` times; each figure is the median of its rounds, so a
-  // burst of noise on the machine moves one round, not the result.
-  std::vector<PathResult> ds, rs, gs;
-  for (int round = 0; round < rounds; ++round) {
-    Peer direct = spawn({fixture});
-    ds.push_back(measure(direct, n, callers, big, false, false));
-    finish(direct);
-    Peer relayed = spawn({self, "--relay", fixture});
-    rs.push_back(measure(relayed, n, callers, big, false, true));
-    finish(relayed);
-    Peer gw = spawn({sluice, "serve", "--no-discover", "--no-cache", "--state-dir", tmpl,
-                     "--config", config, "--log-level", "off"});
-    gs.push_back(measure(gw, n, callers, big, true, true));
-    send_line(
-        gw,
-        R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"gateway.invoke","arguments":{"tool_id":"fx::echo","arguments":{"text":"check"}}}})");
-    if (await_id(gw, 9).find("isError") != std::string::npos) {
-      std::fprintf(stderr, "latency: the call through sluice failed\n");
-      return 1;
+struct Settings {
+  int n, callers, big, rounds;
+  std::string sluice, self, dir;
+};
+
+// The three paths in turn, `rounds` times, with `ds` downstream; each figure is the median of
+// its rounds, so a burst of noise on the machine moves one round, not the result. Prints the
+// table and its ratios; false when the check call through sluice failed.
+bool run_table(const Downstream& ds, const Settings& s) {
+  const std::string config = s.dir + "/mcp.json";
+  {
+    std::ofstream out(config);
+    out << R"({"mcpServers":{"fx":{"command":")" << ds.argv[0] << R"(","args":[)";
+    for (std::size_t i = 1; i < ds.argv.size(); ++i) {
+      out << (i > 1 ? "," : "") << '"' << ds.argv[i] << '"';
     }
-    finish(gw);
+    out << R"(]}},"autoStart":["fx"]})";
   }
-  const PathResult d = median_of(ds), r = median_of(rs), g = median_of(gs);
-  std::string rm = std::string("rm -rf ") + tmpl;
-  if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "latency: %s left behind\n", tmpl);
-
+  std::vector<std::string> relay_argv{s.self, "--relay"};
+  relay_argv.insert(relay_argv.end(), ds.argv.begin(), ds.argv.end());
+  std::vector<PathResult> dr, rr, gr;
+  for (int round = 0; round < s.rounds; ++round) {
+    Peer direct = spawn(ds.argv);
+    dr.push_back(measure(direct, ds, s.n, s.callers, s.big, false, false));
+    finish(direct);
+    Peer relayed = spawn(relay_argv);
+    rr.push_back(measure(relayed, ds, s.n, s.callers, s.big, false, true));
+    finish(relayed);
+    Peer gw = spawn({s.sluice, "serve", "--no-discover", "--no-cache", "--state-dir", s.dir,
+                     "--config", config, "--log-level", "off"});
+    gr.push_back(measure(gw, ds, s.n, s.callers, s.big, true, true));
+    send_line(gw, R"({"jsonrpc":"2.0","id":9,)" + call_of(true, ds, "check"));
+    const bool failed = await_id(gw, 9).find("isError") != std::string::npos;
+    finish(gw);
+    if (failed) {
+      std::fprintf(stderr, "latency: the call through sluice failed\n");
+      return false;
+    }
+  }
+  const PathResult d = median_of(dr), r = median_of(rr), g = median_of(gr);
   std::printf(
-      "sequential: %d calls a path; concurrent: %d callers on one session; large: %d "
-      "calls of 1 MiB each way; medians of %d rounds\n",
-      n, callers, big, rounds);
+      "downstream: %s; sequential: %d calls a path; concurrent: %d callers on one session; "
+      "large: %d calls of 1 MiB each way; medians of %d rounds\n",
+      ds.label.c_str(), s.n, s.callers, s.big, s.rounds);
   std::printf("%-7s %10s %10s %10s %12s %12s %12s\n", "path", "p50 us", "p99 us", "added us",
               "calls/s", "1MiB p50 ms", "cpu us/call");
   for (auto [name, x] :
@@ -340,10 +350,65 @@ int main(int argc, char** argv) {
   std::printf("ratios (budget)\n");
   std::printf("  sluice added p50 / relay added p50   %6.2f  (1.25; or added <= 20 us: %.1f)\n",
               sluice_added / std::max(1.0, relay_added), sluice_added);
-  std::printf("  sluice / direct calls/s, %2d callers  %6.2f  (>= 0.5; relay %.2f)\n", callers,
+  std::printf("  sluice / direct calls/s, %2d callers  %6.2f  (>= 0.5; relay %.2f)\n", s.callers,
               g.calls_per_s / d.calls_per_s, r.calls_per_s / d.calls_per_s);
   std::printf("  sluice / direct 1 MiB p50            %6.2f  (<= 1.2; relay %.2f)\n",
               g.big.p50_us / d.big.p50_us, r.big.p50_us / d.big.p50_us);
   std::printf("  sluice CPU per proxied call          %6.1f us  (<= 20)\n", g.cpu_us_per_call);
-  return 0;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc >= 3 && std::strcmp(argv[1], "--relay") == 0) return relay(argv + 2);
+  if (argc < 3) {
+    std::fprintf(stderr,
+                 "usage: %s SLUICE FIXTURE [N [CONCURRENT [BIG [ROUNDS [EVERYTHING_JS]]]]]\n",
+                 argv[0]);
+    return 2;
+  }
+  char resolved[4096];
+  Settings s{};
+  if (!realpath(argv[1], resolved)) return 2;
+  s.sluice = resolved;
+  if (!realpath(argv[2], resolved)) return 2;
+  std::vector<Downstream> downstreams{{"the C++ fixture (fixture_server)", {resolved}, "text"}};
+  s.n = argc > 3 ? std::atoi(argv[3]) : 2000;
+  s.callers = argc > 4 ? std::atoi(argv[4]) : 16;
+  s.big = argc > 5 ? std::atoi(argv[5]) : 20;
+  s.rounds = argc > 6 ? std::atoi(argv[6]) : 3;
+  if (s.n < 10 || s.callers < 1 || s.callers > 1024 || s.big < 1 || s.big > 1000 || s.rounds < 1 ||
+      s.rounds > 99) {
+    std::fprintf(stderr,
+                 "latency: N >= 10, 1 <= CONCURRENT <= 1024, 1 <= BIG <= 1000, "
+                 "1 <= ROUNDS <= 99\n");
+    return 2;
+  }
+  if (argc > 7) {
+    const std::string node = on_path("node");
+    if (node.empty() || !realpath(argv[7], resolved)) {
+      std::fprintf(stderr, "latency: EVERYTHING_JS needs node on PATH and an existing file\n");
+      return 2;
+    }
+    downstreams.push_back(
+        {"server-everything (Node SDK), its echo tool", {node, resolved, "stdio"}, "message"});
+  }
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return 1;
+  self[len] = 0;
+  s.self = self;
+  char tmpl[] = "/tmp/sluice-latency-XXXXXX";
+  if (!mkdtemp(tmpl)) return 1;
+  s.dir = tmpl;
+  bool ok = true;
+  for (std::size_t i = 0; i < downstreams.size() && ok; ++i) {
+    if (i > 0) std::printf("\n");
+    ok = run_table(downstreams[i], s);
+  }
+  std::string rm = std::string("rm -rf ") + tmpl;
+  if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "latency: %s left behind\n", tmpl);
+  return ok ? 0 : 1;
 }
