@@ -11,7 +11,8 @@
 // Properties: no crash, leak, UB or hang; no coroutine ends in an exception; the splitter accounts
 // for every byte and never keeps more than its cap; whatever the client strictness accepts, the
 // peer strictness accepts as the same kind with the same id and method; a request has a usable id;
-// frames built from a parsed frame's parts parse again; parse failures are value-free.
+// frames built from a parsed frame's parts parse again; parse failures are value-free;
+// core::json::validate accepts exactly what Boost.JSON's own parser accepts.
 #include "core/json.hpp"
 #include "core/limits.hpp"
 #include "core/line_splitter.hpp"
@@ -25,6 +26,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -54,7 +56,18 @@ void check_built_frames(const rpc::Message& m) {
   FUZZ_CHECK(std::holds_alternative<rpc::Message>(error));
 }
 
+// validate() checks long strings with its own bulk routine: it accepts exactly what
+// Boost.JSON's parser accepts (with the same depth limit).
+void check_validate_agrees(std::string_view line) {
+  boost::json::error_code ec;
+  boost::json::parse_options opt;
+  opt.max_depth = kParseLimits.max_depth;
+  boost::json::parse(line, ec, {}, opt);
+  FUZZ_CHECK(!ec == !core::json::validate(line, kParseLimits).has_value());
+}
+
 void check_frame(std::string_view line) {
+  check_validate_agrees(line);
   auto peer = rpc::parse(std::string(line), kParseLimits, rpc::Strictness::peer);
   auto client = rpc::parse(std::string(line), kParseLimits, rpc::Strictness::client);
   if (auto* failure = std::get_if<rpc::ParseFailure>(&client)) {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sluice::core::json {
 namespace {
@@ -150,6 +152,74 @@ TEST(JsonValidate, SyntaxErrorIsSyntaxWithoutInputText) {
   EXPECT_EQ(v->problem, ParseProblem::syntax);
   EXPECT_EQ(v->message.find("SENTINEL"), std::string::npos) << v->message;
   EXPECT_TRUE(validate("", kLimits).has_value());
+}
+
+// Long strings are checked by validate's own bulk routine, not by Boost.JSON: it must accept
+// and refuse exactly what Boost.JSON does, whatever the string holds and wherever it is.
+bool boost_accepts(std::string_view text) {
+  bj::error_code ec;
+  bj::parse_options opt;
+  opt.max_depth = kLimits.max_depth;
+  bj::parse(text, ec, {}, opt);
+  return !ec;
+}
+
+TEST(JsonValidate, LongStringsAreJudgedAsBoostJsonJudgesThem) {
+  const std::string pad(300, 'x');  // not a hex digit: a short \u stays short
+  // Each body is put in a long string (as a value, as a key, twice, in an array).
+  const std::vector<std::pair<std::string, bool>> bodies = {
+      {"", true},
+      {R"(\" \\ \/ \b \f \n \r \t)", true},
+      {R"(\u0041\u00e9\u20AC)", true},
+      {R"(\ud83d\ude00)", true},                              // a surrogate pair
+      {"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \x7f", true},  // UTF-8 of 2, 3, 4 bytes; DEL
+      {"\xef\xbf\xbf \xf4\x8f\xbf\xbf", true},                // U+FFFF, U+10FFFF
+      {R"(\x)", false},                                       // not an escape
+      {R"(\u12)", false},                                     // a short \u
+      {R"(\u12g4)", false},                                   // not hex
+      {R"(\ude00)", false},                                   // a lone trailing surrogate
+      {R"(\ud83d)", false},                                   // a lone leading surrogate
+      {R"(\ud83d\u0041)", false},  // a leading surrogate without its pair
+      {"\x01", false},             // a raw control character
+      {"\n", false},
+      {"\xc0\xaf", false},          // overlong
+      {"\xe0\x80\xaf", false},      // overlong
+      {"\xed\xa0\x80", false},      // a surrogate in UTF-8
+      {"\xf4\x90\x80\x80", false},  // past U+10FFFF
+      {"\xf5\x80\x80\x80", false},
+      {"\xc3", false},  // cut short
+      {"\xe2\x82", false},
+      {"\x80", false},  // a lone continuation byte
+      {"\xff", false},
+  };
+  for (const auto& [body, valid] : bodies) {
+    for (const std::string& s : {pad + body, body + pad, pad + body + pad}) {
+      const std::string lit = "\"" + s + "\"";
+      for (const std::string& text :
+           {"{\"a\":" + lit + "}", "{" + lit + ":1}", "[" + lit + "," + lit + "]", lit,
+            "{\"a\":" + lit + ",\"b\":[" + lit + "]}"}) {
+        EXPECT_EQ(!validate(text, kLimits).has_value(), valid) << text.substr(0, 40);
+        EXPECT_EQ(!validate(text, kLimits).has_value(), boost_accepts(text));
+      }
+    }
+  }
+}
+
+TEST(JsonValidate, AroundLongStringsTheDocumentIsStillChecked) {
+  const std::string lit = "\"" + std::string(1000, 'x') + "\\n\"";
+  for (const std::string& text :
+       {"{\"a\":" + lit, "{\"a\":" + lit + "}}", "{\"a\" " + lit + "}", "{\"a\":" + lit + " x}",
+        "[" + lit + lit + "]", "{\"a\":" + lit + "} x", "\"" + std::string(1000, 'x'),
+        "{\"a\":tru" + lit + "}", nested_arrays(70) + lit}) {
+    auto v = validate(text, kLimits);
+    EXPECT_TRUE(v.has_value()) << text.substr(0, 40);
+    EXPECT_FALSE(boost_accepts(text));
+  }
+  EXPECT_FALSE(validate("{\"a\":" + lit + ",\"b\":[" + lit + ",1.5e3,null]}", kLimits));
+  // Depth counts with long strings inside.
+  auto deep = validate("[[[[[" + lit + "]]]]]", ParseLimits{4});
+  ASSERT_TRUE(deep.has_value());
+  EXPECT_EQ(deep->problem, ParseProblem::too_deep);
 }
 
 TEST(JsonValidate, DepthIsBounded) {
