@@ -1,5 +1,7 @@
 #include "core/json.hpp"
 
+#include "core/json_strings.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -38,6 +40,12 @@ class StrictHandler {
   std::vector<std::size_t> frames;
   std::vector<std::string_view> sorted;  // scratch of has_duplicate for a large object
   std::string key_part;
+
+  // Set when the text parsed is take_out_long_strings' skeleton.
+  const LongStrings* taken = nullptr;
+  std::size_t value_strings = 0;  // string values seen so far (keys are not values)
+  std::size_t next_taken = 0;
+  std::string decoded;
 
   bool on_document_begin(bj::error_code&) { return true; }
   bool on_document_end(bj::error_code&) { return true; }
@@ -84,7 +92,15 @@ class StrictHandler {
     return true;
   }
   bool on_string(bj::string_view s, std::size_t, bj::error_code&) {
-    stack.push_string(s);
+    // A long value taken out of the text parsed: its decoded text instead of the empty one.
+    if (taken && next_taken < taken->values.size() &&
+        taken->values[next_taken].ordinal == value_strings) {
+      decode_string(taken->values[next_taken++].body, decoded);
+      stack.push_string(decoded);
+    } else {
+      stack.push_string(s);
+    }
+    ++value_strings;
     return true;
   }
   bool on_key_part(bj::string_view s, std::size_t, bj::error_code&) {
@@ -216,106 +232,6 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
   return i;
 }
 
-// The class of each byte inside a JSON string: 0 passes as it is, 1 is the closing quote,
-// 2 an escape, 3 a control character (never allowed raw), 4 the start of a UTF-8 sequence.
-constexpr std::array<std::uint8_t, 256> kStringByte = [] {
-  std::array<std::uint8_t, 256> t{};
-  for (int c = 0; c < 0x20; ++c) t[c] = 3;
-  t['"'] = 1;
-  t['\\'] = 2;
-  for (int c = 0x80; c < 0x100; ++c) t[c] = 4;
-  return t;
-}();
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The code unit of `\uXXXX` at t[i] (the backslash), or -1.
-long escaped_unit(std::string_view t, std::size_t i) {
-  if (i + 6 > t.size() || t[i] != '\\' || t[i + 1] != 'u') return -1;
-  long u = 0;
-  for (std::size_t k = i + 2; k < i + 6; ++k) {
-    int d = hex_value(t[k]);
-    if (d < 0) return -1;
-    u = u * 16 + d;
-  }
-  return u;
-}
-
-// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong form, no surrogate,
-// nothing past U+10FFFF) starting at t[i], or 0.
-std::size_t utf8_length(std::string_view t, std::size_t i) {
-  const auto b = [&](std::size_t k) {
-    return k < t.size() ? static_cast<unsigned char>(t[k]) : 0u;
-  };
-  const unsigned c = b(i);
-  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
-    return b(k) >= lo && b(k) <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  }
-  return 0;
-}
-
-// The index of the quote that ends the string whose body starts at t[i], when the body is
-// valid JSON string content (escapes, no raw control character, well-formed UTF-8); npos
-// otherwise. The common bytes are passed over by a table lookup each, in a tight loop:
-// Boost.JSON takes a slower path, byte by byte, for the rest of a string once it has met an
-// escape, and escapes are common in the large texts tools return (a newline is one).
-std::size_t valid_string_end(std::string_view t, std::size_t i) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(t.data());
-  const std::size_t n = t.size();
-  while (i < n) {
-    while (i < n && kStringByte[bytes[i]] == 0) ++i;
-    if (i >= n) break;
-    switch (kStringByte[bytes[i]]) {
-      case 1:
-        return i;
-      case 2: {
-        const char e = i + 1 < n ? t[i + 1] : '\0';
-        if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
-            e == 't') {
-          i += 2;
-          break;
-        }
-        const long u1 = escaped_unit(t, i);
-        if (u1 < 0 || (u1 >= 0xDC00 && u1 <= 0xDFFF)) return std::string_view::npos;
-        if (u1 >= 0xD800 && u1 <= 0xDBFF) {
-          const long u2 = escaped_unit(t, i + 6);
-          if (u2 < 0xDC00 || u2 > 0xDFFF) return std::string_view::npos;
-          i += 6;
-        }
-        i += 6;
-        break;
-      }
-      case 4: {
-        const std::size_t len = utf8_length(t, i);
-        if (len == 0) return std::string_view::npos;
-        i += len;
-        break;
-      }
-      default:
-        return std::string_view::npos;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// Strings at least this long are checked by valid_string_end and left out of the text
-// Boost.JSON validates.
-constexpr std::size_t kBulkStringBytes = 256;
-
 std::optional<ParseError> validate_with_boost(std::string_view text, const ParseLimits& limits) {
   bj::parse_options opt;
   opt.max_depth = limits.max_depth;
@@ -333,6 +249,20 @@ boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
                                                           const ParseLimits& limits) {
   bj::parse_options opt;
   opt.max_depth = limits.max_depth;
+  // Long string values are decoded here (take_out_long_strings, decode_string) and handed to
+  // the DOM in their place, the rest parsed by Boost.JSON: the same DOM, without Boost's byte
+  // by byte path through an escaped string. Any failure is the whole text's, for its error.
+  LongStrings taken = take_out_long_strings(text, LongStrings::Take::values);
+  if (!taken.doubtful && !taken.skeleton.empty()) {
+    bj::basic_parser<StrictHandler> parser(opt);
+    parser.handler().taken = &taken;
+    bj::error_code ec;
+    std::size_t used = parser.write_some(false, taken.skeleton.data(), taken.skeleton.size(), ec);
+    if (!ec && !parser.handler().duplicate &&
+        skip_ws(taken.skeleton, used) == taken.skeleton.size()) {
+      return parser.handler().stack.release();
+    }
+  }
   bj::basic_parser<StrictHandler> parser(opt);
   bj::error_code ec;
   std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
@@ -345,26 +275,13 @@ boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
 }
 
 std::optional<ParseError> validate(std::string_view text, const ParseLimits& limits) {
-  // The text with each long string emptied (once its content is checked here) is what
-  // Boost.JSON validates: a valid string token for a valid string token, so the document is
-  // well formed exactly when the original is. Anything doubtful (a string not valid or not
-  // ended) and every failure go to Boost.JSON whole, for its exact error.
-  if (text.size() < kBulkStringBytes) return validate_with_boost(text, limits);
-  std::string skeleton;
-  std::size_t copied = 0;  // text before this is in `skeleton`
-  for (std::size_t at = text.find('"'); at != std::string_view::npos;) {
-    const std::size_t end = valid_string_end(text, at + 1);
-    if (end == std::string_view::npos) return validate_with_boost(text, limits);
-    if (end - at - 1 >= kBulkStringBytes) {
-      if (skeleton.empty()) skeleton.reserve(4096);
-      skeleton.append(text.substr(copied, at + 1 - copied));
-      copied = end;  // the closing quote is copied with what follows
-    }
-    at = text.find('"', end + 1);
-  }
-  if (copied == 0) return validate_with_boost(text, limits);
-  skeleton.append(text.substr(copied));
-  if (!validate_with_boost(skeleton, limits)) return std::nullopt;
+  // The text with each long string emptied (its content checked by take_out_long_strings) is
+  // what Boost.JSON validates: a valid string token for a valid string token, so the document
+  // is well formed exactly when the original is. A doubtful string, and every failure, go to
+  // Boost.JSON whole, for its exact error.
+  LongStrings taken = take_out_long_strings(text, LongStrings::Take::keys_and_values);
+  if (taken.doubtful || taken.skeleton.empty()) return validate_with_boost(text, limits);
+  if (!validate_with_boost(taken.skeleton, limits)) return std::nullopt;
   return validate_with_boost(text, limits);
 }
 

@@ -56,14 +56,18 @@ void check_built_frames(const rpc::Message& m) {
   FUZZ_CHECK(std::holds_alternative<rpc::Message>(error));
 }
 
-// validate() checks long strings with its own bulk routine: it accepts exactly what
-// Boost.JSON's parser accepts (with the same depth limit).
+// validate() and parse_strict() handle long strings with their own bulk routines: validate
+// accepts exactly what Boost.JSON's parser accepts (with the same depth limit), and what
+// parse_strict accepts is the DOM Boost.JSON builds.
 void check_validate_agrees(std::string_view line) {
   boost::json::error_code ec;
   boost::json::parse_options opt;
   opt.max_depth = kParseLimits.max_depth;
-  boost::json::parse(line, ec, {}, opt);
+  boost::json::value dom = boost::json::parse(line, ec, {}, opt);
   FUZZ_CHECK(!ec == !core::json::validate(line, kParseLimits).has_value());
+  // parse_strict (which also refuses duplicate keys) builds Boost.JSON's DOM.
+  auto strict = core::json::parse_strict(line, kParseLimits);
+  if (strict) FUZZ_CHECK(!ec && *strict == dom);
 }
 
 void check_frame(std::string_view line) {

@@ -200,9 +200,32 @@ TEST(JsonValidate, LongStringsAreJudgedAsBoostJsonJudgesThem) {
             "{\"a\":" + lit + ",\"b\":[" + lit + "]}"}) {
         EXPECT_EQ(!validate(text, kLimits).has_value(), valid) << text.substr(0, 40);
         EXPECT_EQ(!validate(text, kLimits).has_value(), boost_accepts(text));
+        // parse_strict decodes long values itself: the same DOM as Boost.JSON's.
+        auto strict = parse_strict(text, kLimits);
+        EXPECT_EQ(strict.has_value(), valid) << text.substr(0, 40);
+        if (strict && valid) {
+          EXPECT_EQ(*strict, bj::parse(text)) << text.substr(0, 40);
+        }
       }
     }
   }
+}
+
+TEST(JsonParseStrict, LongValuesAmongOthersLandInTheirPlaces) {
+  const std::string a = std::string(300, 'a') + "\\n\\u00e9";
+  const std::string b = "\\ud83d\\ude00" + std::string(400, 'b');
+  const std::string c = std::string(256, 'c');
+  const std::string text = R"(["x",")" + a + R"(",{"k":"v",")" + std::string(260, 'k') + R"(":")" +
+                           b + R"(","e":""},"",")" + c + R"(",1,")" + c + "\"]";
+  auto strict = parse_strict(text, kLimits);
+  ASSERT_TRUE(strict);
+  EXPECT_EQ(*strict, bj::parse(text));
+  EXPECT_EQ(strict->at(1).as_string(), std::string(300, 'a') + "\n\xc3\xa9");
+  // A duplicate key beside long values is still refused as one.
+  const std::string dup = R"({"a":")" + a + R"(","a":")" + b + "\"}";
+  auto refused = parse_strict(dup, kLimits);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().problem, ParseProblem::duplicate_key);
 }
 
 TEST(JsonValidate, AroundLongStringsTheDocumentIsStillChecked) {
@@ -214,6 +237,7 @@ TEST(JsonValidate, AroundLongStringsTheDocumentIsStillChecked) {
     auto v = validate(text, kLimits);
     EXPECT_TRUE(v.has_value()) << text.substr(0, 40);
     EXPECT_FALSE(boost_accepts(text));
+    EXPECT_FALSE(parse_strict(text, kLimits)) << text.substr(0, 40);
   }
   EXPECT_FALSE(validate("{\"a\":" + lit + ",\"b\":[" + lit + ",1.5e3,null]}", kLimits));
   // Depth counts with long strings inside.

@@ -1,0 +1,219 @@
+#include "core/json_strings.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+namespace sluice::core::json {
+namespace {
+
+// The class of each byte inside a JSON string: 0 passes as it is, 1 is the closing quote,
+// 2 an escape, 3 a control character (never allowed raw), 4 the start of a UTF-8 sequence.
+constexpr std::array<std::uint8_t, 256> kStringByte = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = 3;
+  t['"'] = 1;
+  t['\\'] = 2;
+  for (int c = 0x80; c < 0x100; ++c) t[c] = 4;
+  return t;
+}();
+
+// Whether none of the 8 bytes at `p` needs a look (a quote, a backslash, a control character
+// or a byte of a UTF-8 sequence): a word at a time, with the usual bit tricks (each test
+// below is exact for "some byte of the word").
+bool plain_word(const unsigned char* p) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
+  std::uint64_t x = 0;
+  std::memcpy(&x, p, sizeof x);
+  const std::uint64_t below_space = (x - kOnes * 0x20) & ~x;
+  const std::uint64_t q = x ^ (kOnes * '"');
+  const std::uint64_t b = x ^ (kOnes * '\\');
+  const std::uint64_t quote = (q - kOnes) & ~q;
+  const std::uint64_t backslash = (b - kOnes) & ~b;
+  return ((x | below_space | quote | backslash) & kHigh) == 0;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The code unit of `\uXXXX` at t[i] (the backslash), or -1.
+long escaped_unit(std::string_view t, std::size_t i) {
+  if (i + 6 > t.size() || t[i] != '\\' || t[i + 1] != 'u') return -1;
+  long u = 0;
+  for (std::size_t k = i + 2; k < i + 6; ++k) {
+    int d = hex_value(t[k]);
+    if (d < 0) return -1;
+    u = u * 16 + d;
+  }
+  return u;
+}
+
+// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong form, no surrogate,
+// nothing past U+10FFFF) starting at t[i], or 0.
+std::size_t utf8_length(std::string_view t, std::size_t i) {
+  const auto b = [&](std::size_t k) {
+    return k < t.size() ? static_cast<unsigned char>(t[k]) : 0u;
+  };
+  const unsigned c = b(i);
+  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    return b(k) >= lo && b(k) <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// The index of the quote that ends the string whose body starts at t[i], when the body is
+// valid JSON string content (escapes, no raw control character, well-formed UTF-8); npos
+// otherwise. The common bytes are passed over by a table lookup each, in a tight loop:
+// Boost.JSON takes a slower path, byte by byte, for the rest of a string once it has met an
+// escape, and escapes are common in the large texts tools return (a newline is one).
+std::size_t valid_string_end(std::string_view t, std::size_t i) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(t.data());
+  const std::size_t n = t.size();
+  while (i < n) {
+    while (i + 8 <= n && plain_word(bytes + i)) i += 8;
+    while (i < n && kStringByte[bytes[i]] == 0) ++i;
+    if (i >= n) break;
+    switch (kStringByte[bytes[i]]) {
+      case 1:
+        return i;
+      case 2: {
+        const char e = i + 1 < n ? t[i + 1] : '\0';
+        if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' ||
+            e == 't') {
+          i += 2;
+          break;
+        }
+        const long u1 = escaped_unit(t, i);
+        if (u1 < 0 || (u1 >= 0xDC00 && u1 <= 0xDFFF)) return std::string_view::npos;
+        if (u1 >= 0xD800 && u1 <= 0xDBFF) {
+          const long u2 = escaped_unit(t, i + 6);
+          if (u2 < 0xDC00 || u2 > 0xDFFF) return std::string_view::npos;
+          i += 6;
+        }
+        i += 6;
+        break;
+      }
+      case 4: {
+        const std::size_t len = utf8_length(t, i);
+        if (len == 0) return std::string_view::npos;
+        i += len;
+        break;
+      }
+      default:
+        return std::string_view::npos;
+    }
+  }
+  return std::string_view::npos;
+}
+
+std::size_t skip_space(std::string_view t, std::size_t i) {
+  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
+  return i;
+}
+
+void append_utf8(std::string& out, unsigned long cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+LongStrings take_out_long_strings(std::string_view text, LongStrings::Take take) {
+  LongStrings out;
+  if (text.size() < kLongStringBytes) return out;
+  std::size_t copied = 0;  // text before this is in the skeleton
+  std::size_t values = 0;
+  for (std::size_t at = text.find('"'); at != std::string_view::npos;) {
+    const std::size_t end = valid_string_end(text, at + 1);
+    if (end == std::string_view::npos) {
+      out.doubtful = true;
+      return out;
+    }
+    const std::size_t after = skip_space(text, end + 1);
+    const bool key = after < text.size() && text[after] == ':';
+    if (!key) ++values;
+    if (end - at - 1 >= kLongStringBytes && (!key || take == LongStrings::Take::keys_and_values)) {
+      if (out.skeleton.empty()) out.skeleton.reserve(4096);
+      out.skeleton.append(text.substr(copied, at + 1 - copied));
+      copied = end;  // the closing quote is copied with what follows
+      if (!key) out.values.push_back({values - 1, text.substr(at + 1, end - at - 1)});
+    }
+    at = text.find('"', end + 1);
+  }
+  if (copied > 0) out.skeleton.append(text.substr(copied));
+  return out;
+}
+
+void decode_string(std::string_view body, std::string& out) {
+  out.clear();
+  out.reserve(body.size());
+  for (std::size_t i = 0; i < body.size();) {
+    const std::size_t escape = body.find('\\', i);
+    if (escape == std::string_view::npos) {
+      out.append(body.substr(i));
+      break;
+    }
+    out.append(body.substr(i, escape - i));
+    const char e = body[escape + 1];
+    i = escape + 2;
+    switch (e) {
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'u': {
+        unsigned long cp = static_cast<unsigned long>(escaped_unit(body, escape));
+        i = escape + 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          const auto low = static_cast<unsigned long>(escaped_unit(body, escape + 6));
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          i = escape + 12;
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default:
+        out += e;  // '"', '\\' or '/'
+    }
+  }
+}
+
+}  // namespace sluice::core::json
