@@ -5,6 +5,8 @@
 //      the round trip, beside an MCP ping's round trip (the stdio floor), and sluice's RSS;
 //   3. a first search on an empty cache, one lazy server: its answer (holding that server's
 //      tool) against one direct start of the same server.
+//   4. N servers connected (autoStart) and idle: sluice's RSS and CPU, and a call's p50 with
+//      all of them running against the same with one server.
 // Usage: sluice_catalog_scale SLUICE FIXTURE [SERVERS=100] [TOOLS=100] [QUERIES=300] [START_MS=100]
 // The servers of step 1 take START_MS to start (--start-delay-ms), as real ones do (a node
 // server takes 100 ms or more); the fixture itself starts in a few ms.
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
+#include <thread>
 
 namespace {
 
@@ -36,10 +39,10 @@ std::string fixture_config(const Paths& p, std::size_t servers, std::size_t tool
   bj::object entries;
   for (std::size_t i = 0; i < servers; ++i) {
     std::string name = fmt::format("{}{:03}", prefix, i);
-    entries[name] = bj::object{
-        {"command", p.fixture},
-        {"args", bj::array{"--name=" + name, fmt::format("--tools={}", tools),
-                           fmt::format("--start-delay-ms={}", start_ms)}}};
+    entries[name] =
+        bj::object{{"command", p.fixture},
+                   {"args", bj::array{"--name=" + name, fmt::format("--tools={}", tools),
+                                      fmt::format("--start-delay-ms={}", start_ms)}}};
   }
   return bj::serialize(bj::object{{"mcpServers", std::move(entries)}});
 }
@@ -71,9 +74,8 @@ class Client {
       : proc_({p.sluice, "--no-discover", "--config", config.string(), "--state-dir",
                state.string(), "--log-level", "error"},
               true, true) {
-    request("initialize",
-            R"({"protocolVersion":"2025-06-18","capabilities":{},)"
-            R"("clientInfo":{"name":"bench","version":"1"}})");
+    request("initialize", R"({"protocolVersion":"2025-06-18","capabilities":{},)"
+                          R"("clientInfo":{"name":"bench","version":"1"}})");
     proc_.write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   }
   bj::value request(const std::string& method, const std::string& params) {
@@ -88,9 +90,9 @@ class Client {
   }
   bj::object search(const std::string& query) {
     bj::value v = request(
-        "tools/call", bj::serialize(bj::object{
-                          {"name", "gateway.catalog_search"},
-                          {"arguments", bj::object{{"query", query}, {"limit", 10}}}}));
+        "tools/call",
+        bj::serialize(bj::object{{"name", "gateway.catalog_search"},
+                                 {"arguments", bj::object{{"query", query}, {"limit", 10}}}}));
     return v.at("result").at("structuredContent").as_object();
   }
   Process& process() { return proc_; }
@@ -131,13 +133,15 @@ void bench_index(const Paths& p, std::size_t servers, std::size_t tools, std::si
   auto all = write_file(p.dir / "all.json", fixture_config(p, servers, tools, "s", start_ms));
   bj::object summary = run_index(p, all, p.dir / "state");
   const double elapsed = static_cast<double>(summary.at("elapsed_ms").as_int64());
-  const double concurrency = static_cast<double>(summary.at("concurrency").to_number<std::uint64_t>());
+  const double concurrency =
+      static_cast<double>(summary.at("concurrency").to_number<std::uint64_t>());
   const double ideal = static_cast<double>(servers) / concurrency;
   const double starts = elapsed / single;
-  fmt::print("index: {} servers starting in {} ms each, {} tools in {:.0f} ms; one server's "
-             "index {:.0f} ms\n",
-             summary.at("indexed").to_number<std::uint64_t>(), start_ms,
-             summary.at("tools").to_number<std::uint64_t>(), elapsed, single);
+  fmt::print(
+      "index: {} servers starting in {} ms each, {} tools in {:.0f} ms; one server's "
+      "index {:.0f} ms\n",
+      summary.at("indexed").to_number<std::uint64_t>(), start_ms,
+      summary.at("tools").to_number<std::uint64_t>(), elapsed, single);
   fmt::print("index: {:.1f} single starts (ideal {:.1f} at concurrency {:.0f}, serial {}): {}\n",
              starts, ideal, concurrency, servers, verdict(starts <= 2.0 * ideal));
 }
@@ -146,11 +150,18 @@ void bench_search(const Paths& p, std::size_t servers, std::size_t queries) {
   Client c(p, p.dir / "all.json", p.dir / "state");
   bj::object first = c.search("look up");  // waits for the cache's load
   const auto running = sluice::bench::children_of(c.process().pid()).size();
-  static const std::vector<std::string> kQueries = {
-      "weather forecast for a city", "translate a phrase", "open support tickets",
-      "flights between airports",    "recipe with an ingredient", "commits on a branch",
-      "contacts address book",       "service metrics",           "route between two places",
-      "stock price",                 "exchange rate",             "generated tool 0042"};
+  static const std::vector<std::string> kQueries = {"weather forecast for a city",
+                                                    "translate a phrase",
+                                                    "open support tickets",
+                                                    "flights between airports",
+                                                    "recipe with an ingredient",
+                                                    "commits on a branch",
+                                                    "contacts address book",
+                                                    "service metrics",
+                                                    "route between two places",
+                                                    "stock price",
+                                                    "exchange rate",
+                                                    "generated tool 0042"};
   std::vector<double> search_us, ping_us;
   for (std::size_t i = 0; i < queries; ++i) {
     auto t0 = Clock::now();
@@ -168,9 +179,8 @@ void bench_search(const Paths& p, std::size_t servers, std::size_t queries) {
   const double p50 = percentile(search_us, 0.5);
   fmt::print("search: {} tools cached from {} servers, {} running\n",
              first.at("total_tools").to_number<std::uint64_t>(), servers, running);
-  fmt::print("search: p50 {:.0f} us, p90 {:.0f} us (ping p50 {:.0f} us) over {} queries: {}\n",
-             p50, percentile(search_us, 0.9), percentile(ping_us, 0.5), queries,
-             verdict(p50 <= 1000.0));
+  fmt::print("search: p50 {:.0f} us, p90 {:.0f} us (ping p50 {:.0f} us) over {} queries: {}\n", p50,
+             percentile(search_us, 0.9), percentile(ping_us, 0.5), queries, verdict(p50 <= 1000.0));
   fmt::print(
       "search: sluice RSS {:.1f} MiB ({:.1f} its own heap and stacks, {:.1f} binary and library "
       "pages) with every server cached and none running: {}\n",
@@ -186,9 +196,67 @@ void bench_first_search(const Paths& p, std::size_t tools) {
   const double first = std::chrono::duration<double, std::milli>(Clock::now() - began).count();
   const auto& results = found.at("results").as_array();
   const bool hit = !results.empty() && results[0].at("server") == "lazy000";
-  fmt::print("first search, empty cache: {:.1f} ms, one direct start {:.1f} ms (+{:.1f} ms), "
-             "found the lazy server's tool: {}\n",
-             first, direct, first - direct, hit ? "yes" : "NO");
+  fmt::print(
+      "first search, empty cache: {:.1f} ms, one direct start {:.1f} ms (+{:.1f} ms), "
+      "found the lazy server's tool: {}\n",
+      first, direct, first - direct, hit ? "yes" : "NO");
+}
+
+// `servers` fixture servers all started at sluice's start (autoStart) and left idle: sluice's
+// RSS and CPU once every one runs, and a call's p50 (gateway.invoke of the last server's echo)
+// against the same with one server, so a per-call cost that grows with the fleet shows.
+struct Connected {
+  std::size_t running = 0;
+  double rss_mib = 0, idle_cpu_ms_per_s = 0, call_p50_us = 0;
+};
+
+Connected run_connected(const Paths& p, std::size_t servers, std::size_t tools) {
+  const std::string prefix = fmt::format("c{}-", servers);
+  bj::value config = bj::parse(fixture_config(p, servers, tools, prefix));
+  bj::array auto_start;
+  for (const auto& [name, entry] : config.at("mcpServers").as_object()) auto_start.push_back(name);
+  config.as_object()["autoStart"] = std::move(auto_start);
+  auto file = write_file(p.dir / fmt::format("connected-{}.json", servers), bj::serialize(config));
+  Client c(p, file, p.dir / fmt::format("connected-state-{}", servers));
+  const pid_t pid = c.process().pid();
+  Connected r;
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while ((r.running = sluice::bench::children_of(pid).size()) < servers &&
+         Clock::now() < deadline) {
+    c.request("ping", "{}");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the starts' own work settles
+  const double cpu0 = sluice::bench::cpu_ns(pid);
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  r.idle_cpu_ms_per_s = (sluice::bench::cpu_ns(pid) - cpu0) / 1e6 / 3.0;
+  r.rss_mib = static_cast<double>(sluice::bench::rss_kib(pid)) / 1024.0;
+  const std::string call = bj::serialize(bj::object{
+      {"name", "gateway.invoke"},
+      {"arguments", bj::object{{"tool_id", fmt::format("{}{:03}::echo", prefix, servers - 1)},
+                               {"arguments", bj::object{{"text", "ping"}}}}}});
+  std::vector<double> us;
+  for (int i = 0; i < 1100; ++i) {
+    auto t0 = Clock::now();
+    bj::value v = c.request("tools/call", call);
+    if (v.at("result").as_object().if_contains("isError")) {
+      throw sluice::bench::ProtocolError("a call with every server connected failed");
+    }
+    if (i >= 100) us.push_back(Micros(Clock::now() - t0).count());
+  }
+  r.call_p50_us = percentile(us, 0.5);
+  return r;
+}
+
+void bench_connected(const Paths& p, std::size_t servers, std::size_t tools) {
+  const Connected one = run_connected(p, 1, tools);
+  const Connected all = run_connected(p, servers, tools);
+  fmt::print(
+      "connected: {} of {} servers running, idle: sluice RSS {:.1f} MiB, CPU {:.2f} ms/s "
+      "(one server: {:.1f} MiB, {:.2f} ms/s)\n",
+      all.running, servers, all.rss_mib, all.idle_cpu_ms_per_s, one.rss_mib, one.idle_cpu_ms_per_s);
+  fmt::print("connected: call p50 {:.0f} us with {} servers, {:.0f} us with one: {:.2f}x\n",
+             all.call_p50_us, servers, one.call_p50_us, all.call_p50_us / one.call_p50_us);
 }
 
 }  // namespace
@@ -212,6 +280,7 @@ int main(int argc, char** argv) {
     bench_index(p, servers, tools, start_ms);
     bench_search(p, servers, queries);
     bench_first_search(p, tools);
+    bench_connected(p, servers, tools);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "catalog_scale: %s\n", e.what());
     rc = 1;
