@@ -212,7 +212,8 @@ double concurrent(Peer& p, int callers, int total, const std::string& call, int 
 struct PathResult {
   Stats small{}, big{};
   double calls_per_s = 0;
-  double cpu_us_per_call = 0;  // of the measured process (sluice), -1 when not measured
+  double cpu_us_per_call = 0;      // of the measured process (sluice), -1 when not measured
+  double big_cpu_ms_per_call = 0;  // the same over the 1 MiB calls
 };
 
 // Each figure's median over the rounds (an odd count is exact; an even one takes the upper).
@@ -230,6 +231,7 @@ PathResult median_of(std::vector<PathResult> rounds) {
   m.big.p99_us = median([](const PathResult& r) { return r.big.p99_us; });
   m.calls_per_s = median([](const PathResult& r) { return r.calls_per_s; });
   m.cpu_us_per_call = median([](const PathResult& r) { return r.cpu_us_per_call; });
+  m.big_cpu_ms_per_call = median([](const PathResult& r) { return r.big_cpu_ms_per_call; });
   return m;
 }
 
@@ -245,7 +247,9 @@ PathResult measure(Peer& p, const Downstream& ds, int n, int callers, int big, b
                              100 + n + warmup);
   r.cpu_us_per_call = cpu ? (cpu_ns(p.pid) - cpu0) / 1000.0 / (n + warmup + concurrent_calls) : -1;
   const std::string mib = payload_text(1u << 20);
+  const double big_cpu0 = cpu ? cpu_ns(p.pid) : 0;
   r.big = sequential(p, big, 2, call_of(through_gateway, ds, mib), 10'000'000);
+  r.big_cpu_ms_per_call = cpu ? (cpu_ns(p.pid) - big_cpu0) / 1e6 / (big + 2) : -1;
   return r;
 }
 
@@ -355,6 +359,8 @@ bool run_table(const Downstream& ds, const Settings& s) {
   std::printf("  sluice / direct 1 MiB p50            %6.2f  (<= 1.2; relay %.2f)\n",
               g.big.p50_us / d.big.p50_us, r.big.p50_us / d.big.p50_us);
   std::printf("  sluice CPU per proxied call          %6.1f us  (<= 20)\n", g.cpu_us_per_call);
+  std::printf("  sluice CPU per 1 MiB call            %6.2f ms  (relay %.2f ms)\n",
+              g.big_cpu_ms_per_call, r.big_cpu_ms_per_call);
   return true;
 }
 
