@@ -77,7 +77,9 @@ class Redactor {
   std::vector<Literal> literals_;  // the built-ins' screens
   // literals_ by the lower case of their first byte.
   std::array<std::vector<std::uint8_t>, 256> by_first_;
-  std::bitset<65536> pairs_;  // the first two bytes of each literal (every case)
+  // The bigrams at offsets 0 and 1 of each literal (every case), and of `\u00`.
+  std::bitset<65536> pairs_;
+  std::bitset<65536> triples_;  // a hash of the first three bytes of each, case folded
   class OperatorSet;
   std::unique_ptr<OperatorSet> operator_set_;  // null without operator patterns
 };

@@ -56,6 +56,20 @@ TEST(Redactor, EachBuiltInPatternIsReplacedByItsLabel) {
   }
 }
 
+// The screen looks up every second bigram: a secret is seen wherever it starts.
+TEST(Redactor, TheScreenSeesASecretAtEveryOffset) {
+  Redactor r(config::RedactSettings{});
+  for (const auto& [label, secret] : samples()) {
+    for (std::string prefix : {"", "a", "ab", "abc", "a b", "word "}) {
+      EXPECT_TRUE(r.may_hold_secret(bj::serialize(bj::value(prefix + secret + " after"))))
+          << label << " after " << prefix.size() << " bytes";
+    }
+  }
+  const std::string escaped = R"("x\u0067hp_)" + repeat("a1B2", 9) + "\"";
+  EXPECT_TRUE(r.may_hold_secret(escaped));
+  EXPECT_TRUE(r.may_hold_secret(escaped.substr(0, 1) + escaped.substr(2)));
+}
+
 TEST(Redactor, OrdinaryTextIsNotTouchedAndPassesTheScreen) {
   Redactor r(config::RedactSettings{});
   std::string text =
