@@ -14,7 +14,8 @@
 //    MCP session, send CALLS_PER_CLIENT sequential POST /mcp tools/call `echo`.
 // 4. sluice http: `SLUICE serve --transport http --port 0 ...` with FIXTURE as server "fx",
 //    the same load as 3 calling `fx__echo` (answers: JSON or SSE), with sluice's CPU per call.
-// 5. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions.
+// 5. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions, and its
+//    CPU over 2 s with them open.
 //
 // Every load phase is driven from one thread (a poll loop; an Asio io_context with one
 // coroutine per client), so the driver's own overhead is alike on every side. Each caller
@@ -499,6 +500,7 @@ Stats load_over_http(asio::io_context& io, tcp::endpoint server, int clients, in
 struct HttpResult {
   Stats load;
   long rss_before_kib = 0, rss_after_kib = 0;
+  double idle_cpu_ms_per_s = 0;  // sluice's, with every idle session open
   HttpTally tally;
   std::string exit;
   bool exit_ok = false;
@@ -539,6 +541,9 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   tasks.push_back(open_idle_sessions(io, server, idle, out.tally, idle_ids));
   run_all(io, std::move(tasks));
   out.rss_after_kib = rss_kib(sluice.pid());
+  const double idle_cpu0 = cpu_ns(sluice.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  out.idle_cpu_ms_per_s = (cpu_ns(sluice.pid()) - idle_cpu0) / 1e6 / 2.0;
 
   sessions.insert(sessions.end(), idle_ids.begin(), idle_ids.end());
   tasks.clear();
@@ -735,9 +740,11 @@ int main(int argc, char** argv) {
     std::printf("ratio sluice cpu per call http/stdio: %.2f (budget <= 2)\n",
                 h.load.cpu_us_per_call / std::max(1e-9, via_stdio.cpu_us_per_call));
     long grown = h.rss_after_kib - h.rss_before_kib;
-    std::printf("idle sessions  : %d, RSS %+ld KiB (%.1f KiB per session), sluice RSS %.1f MiB\n",
-                idle, grown, static_cast<double>(grown) / idle,
-                static_cast<double>(h.rss_after_kib) / 1024.0);
+    std::printf(
+        "idle sessions  : %d, RSS %+ld KiB (%.1f KiB per session), sluice RSS %.1f MiB, idle CPU "
+        "%.2f ms/s\n",
+        idle, grown, static_cast<double>(grown) / idle,
+        static_cast<double>(h.rss_after_kib) / 1024.0, h.idle_cpu_ms_per_s);
     std::printf("http replies   : %zu json, %zu sse (%zu priming events), %zu closed by server\n",
                 h.tally.json_replies, h.tally.sse_replies, h.tally.sse_priming,
                 h.tally.server_closes);
