@@ -200,7 +200,7 @@ void decode_string(std::string_view body, std::string& out) {
         out += '\t';
         break;
       case 'u': {
-        unsigned long cp = static_cast<unsigned long>(escaped_unit(body, escape));
+        auto cp = static_cast<unsigned long>(escaped_unit(body, escape));
         i = escape + 6;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
           const auto low = static_cast<unsigned long>(escaped_unit(body, escape + 6));
