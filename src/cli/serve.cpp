@@ -174,26 +174,28 @@ gateway::GatewayOptions serving_options(const CommonOptions& options,
 
 }  // namespace
 
-// A large message is copied a few times on its way through (read, parsed, spliced, framed).
+namespace {
+
+// What both serving modes do first; false when sluice must not serve (exit 2). The heap: a
+// large message is copied a few times on its way through (read, parsed, spliced, framed), and
 // glibc gives each copy of more than 128 KiB fresh pages of its own (mmap, zeroed as they are
 // first touched) and returns them when it is freed, so every 1 MiB message paid some 2,000
 // page faults. The heap serves them instead and keeps up to 32 MiB it freed for the next
 // one: memory sluice holds after large messages, never before.
-namespace {
-
-void keep_heap_for_large_messages() {
-  constexpr int kBytes = 32 << 20;  // glibc's own ceiling for the mmap threshold
-  ::mallopt(M_MMAP_THRESHOLD, kBytes);
-  ::mallopt(M_TRIM_THRESHOLD, kBytes);
+bool prepare_to_serve(const CommonOptions& options) {
+  if (started_by_sluice()) return false;
+  if (!setup_logging(options)) return false;
+  ::signal(SIGPIPE, SIG_IGN);
+  constexpr int kHeapBytes = 32 << 20;  // glibc's own ceiling for the mmap threshold
+  ::mallopt(M_MMAP_THRESHOLD, kHeapBytes);
+  ::mallopt(M_TRIM_THRESHOLD, kHeapBytes);
+  return true;
 }
 
 }  // namespace
 
 int serve_stdio(const CommonOptions& options) {
-  if (started_by_sluice()) return 2;
-  if (!setup_logging(options)) return 2;
-  ::signal(SIGPIPE, SIG_IGN);
-  keep_heap_for_large_messages();
+  if (!prepare_to_serve(options)) return 2;
   process::become_subreaper();
 
   // The protocol owns the real stdout; anything else that writes to fd 1 goes nowhere.
@@ -361,10 +363,7 @@ void write_port_file(const std::string& file, std::uint16_t port) {
 }  // namespace
 
 int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
-  if (started_by_sluice()) return 2;
-  if (!setup_logging(options)) return 2;
-  ::signal(SIGPIPE, SIG_IGN);
-  keep_heap_for_large_messages();
+  if (!prepare_to_serve(options)) return 2;
   std::optional<transport::HttpOptions> listen = listen_options(http);
   if (!listen) return 2;
   int exit_code = 0;

@@ -1,10 +1,12 @@
 #include "core/display.hpp"
 
+#include "core/utf8.hpp"
+
 #include <fmt/format.h>
 
+#include <locale.h>
 #include <clocale>
 #include <cwctype>
-#include <locale.h>
 
 namespace sluice::core {
 namespace {
@@ -18,15 +20,14 @@ locale_t utf8_ctype() {
 
 bool is_invisible_format(char32_t cp) {
   if (cp == 0x00AD || cp == 0x034F || cp == 0x061C || cp == 0x115F || cp == 0x1160 ||
-      cp == 0x17B4 || cp == 0x17B5 || cp == 0x180E || cp == 0x3164 || cp == 0xFEFF ||
-      cp == 0xFFA0)
+      cp == 0x17B4 || cp == 0x17B5 || cp == 0x180E || cp == 0x3164 || cp == 0xFEFF || cp == 0xFFA0)
     return true;
-  if (cp >= 0x180B && cp <= 0x180F) return true;   // Mongolian selectors
-  if (cp >= 0x200B && cp <= 0x200F) return true;   // zero-width, LRM, RLM
-  if (cp >= 0x2028 && cp <= 0x202E) return true;   // separators, bidi embeddings
-  if (cp >= 0x2060 && cp <= 0x206F) return true;   // word joiner, invisible ops, isolates
-  if (cp >= 0xFE00 && cp <= 0xFE0F) return true;   // variation selectors
-  if (cp >= 0xFFF0 && cp <= 0xFFFB) return true;   // specials, interlinear annotation
+  if (cp >= 0x180B && cp <= 0x180F) return true;    // Mongolian selectors
+  if (cp >= 0x200B && cp <= 0x200F) return true;    // zero-width, LRM, RLM
+  if (cp >= 0x2028 && cp <= 0x202E) return true;    // separators, bidi embeddings
+  if (cp >= 0x2060 && cp <= 0x206F) return true;    // word joiner, invisible ops, isolates
+  if (cp >= 0xFE00 && cp <= 0xFE0F) return true;    // variation selectors
+  if (cp >= 0xFFF0 && cp <= 0xFFFB) return true;    // specials, interlinear annotation
   if (cp >= 0xE0000 && cp <= 0xE0FFF) return true;  // tags, variation selectors supplement
   if (cp >= 0x1D173 && cp <= 0x1D17A) return true;  // musical format controls
   return false;
@@ -53,41 +54,6 @@ bool printable(char32_t cp) {
   return true;
 }
 
-// Decodes one UTF-8 sequence at s[i]; returns its length, or 0 when invalid (overlong,
-// surrogate, out of range or truncated).
-std::size_t decode(std::string_view s, std::size_t i, char32_t& cp) {
-  auto b0 = static_cast<unsigned char>(s[i]);
-  std::size_t len = 0;
-  char32_t min = 0;
-  if (b0 < 0x80) {
-    cp = b0;
-    return 1;
-  }
-  if ((b0 & 0xE0) == 0xC0) {
-    len = 2;
-    cp = b0 & 0x1F;
-    min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3;
-    cp = b0 & 0x0F;
-    min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4;
-    cp = b0 & 0x07;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
 }  // namespace
 
 std::string display_safe(std::string_view text, DisplayOptions opts) {
@@ -96,7 +62,7 @@ std::string display_safe(std::string_view text, DisplayOptions opts) {
   std::size_t i = 0;
   while (i < text.size()) {
     char32_t cp = 0;
-    std::size_t len = decode(text, i, cp);
+    std::size_t len = decode_utf8(text, i, cp);
     if (len == 0) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
       ++i;
@@ -108,10 +74,17 @@ std::string display_safe(std::string_view text, DisplayOptions opts) {
       out.append(text.substr(i, len));
     } else if (cp < 0x80) {
       switch (cp) {
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default: out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          out += fmt::format("\\x{:02x}", static_cast<unsigned>(cp));
       }
     } else {
       out += fmt::format("\\u{{{:04x}}}", static_cast<std::uint32_t>(cp));

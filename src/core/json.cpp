@@ -19,8 +19,6 @@ namespace bj = boost::json;
 
 namespace {
 
-std::size_t skip_ws(std::string_view t, std::size_t i);
-
 // A basic_parser handler that builds the DOM through value_stack, like boost::json::parser,
 // and refuses an object with a duplicate key as it closes (its keys compared as decoded, so
 // two spellings of one key are one key).
@@ -181,11 +179,6 @@ ParseError trailing_text_error(std::size_t used) {
   return ParseError{ParseProblem::syntax, fmt::format("unexpected text after byte {}", used)};
 }
 
-std::size_t skip_ws(std::string_view t, std::size_t i) {
-  while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
-  return i;
-}
-
 // Index one past the end of the string literal starting at t[i] == '"'.
 std::size_t skip_string(std::string_view t, std::size_t i) {
   // memchr to each quote (a bulk search: strings are most of a payload's bytes), which ends
@@ -232,6 +225,25 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
   return i;
 }
 
+// Boost.JSON's parse of `text` into the strict DOM; `taken`: the long values taken out of the
+// text this skeleton was made from, to be put back in their places.
+boost::system::result<bj::value, ParseError> parse_with_boost(std::string_view text,
+                                                              const ParseLimits& limits,
+                                                              const LongStrings* taken) {
+  bj::parse_options opt;
+  opt.max_depth = limits.max_depth;
+  bj::basic_parser<StrictHandler> parser(opt);
+  parser.handler().taken = taken;
+  bj::error_code ec;
+  std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
+  if (parser.handler().duplicate) {
+    return ParseError{ParseProblem::duplicate_key, "JSON object with a duplicate key"};
+  }
+  if (ec) return make_parse_error(ec, used, limits);
+  if (skip_whitespace(text, used) != text.size()) return trailing_text_error(used);
+  return parser.handler().stack.release();
+}
+
 std::optional<ParseError> validate_with_boost(std::string_view text, const ParseLimits& limits) {
   bj::parse_options opt;
   opt.max_depth = limits.max_depth;
@@ -239,7 +251,7 @@ std::optional<ParseError> validate_with_boost(std::string_view text, const Parse
   bj::error_code ec;
   std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
   if (ec) return make_parse_error(ec, used, limits);
-  if (skip_ws(text, used) != text.size()) return trailing_text_error(used);
+  if (skip_whitespace(text, used) != text.size()) return trailing_text_error(used);
   return std::nullopt;
 }
 
@@ -247,31 +259,14 @@ std::optional<ParseError> validate_with_boost(std::string_view text, const Parse
 
 boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
                                                           const ParseLimits& limits) {
-  bj::parse_options opt;
-  opt.max_depth = limits.max_depth;
   // Long string values are decoded here (take_out_long_strings, decode_string) and handed to
   // the DOM in their place, the rest parsed by Boost.JSON: the same DOM, without Boost's byte
   // by byte path through an escaped string. Any failure is the whole text's, for its error.
   LongStrings taken = take_out_long_strings(text, LongStrings::Take::values);
   if (!taken.doubtful && !taken.skeleton.empty()) {
-    bj::basic_parser<StrictHandler> parser(opt);
-    parser.handler().taken = &taken;
-    bj::error_code ec;
-    std::size_t used = parser.write_some(false, taken.skeleton.data(), taken.skeleton.size(), ec);
-    if (!ec && !parser.handler().duplicate &&
-        skip_ws(taken.skeleton, used) == taken.skeleton.size()) {
-      return parser.handler().stack.release();
-    }
+    if (auto dom = parse_with_boost(taken.skeleton, limits, &taken)) return dom;
   }
-  bj::basic_parser<StrictHandler> parser(opt);
-  bj::error_code ec;
-  std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
-  if (parser.handler().duplicate) {
-    return ParseError{ParseProblem::duplicate_key, "JSON object with a duplicate key"};
-  }
-  if (ec) return make_parse_error(ec, used, limits);
-  if (skip_ws(text, used) != text.size()) return trailing_text_error(used);
-  return parser.handler().stack.release();
+  return parse_with_boost(text, limits, nullptr);
 }
 
 std::optional<ParseError> validate(std::string_view text, const ParseLimits& limits) {
@@ -300,16 +295,16 @@ void scan_members(std::string_view t, std::span<const std::string_view> keys,
                   std::span<std::optional<std::string_view>> found) {
   for (auto& f : found) f.reset();
   std::size_t missing = keys.size();
-  std::size_t i = skip_ws(t, 0);
+  std::size_t i = skip_whitespace(t, 0);
   if (i >= t.size() || t[i] != '{') return;
-  i = skip_ws(t, i + 1);
+  i = skip_whitespace(t, i + 1);
   std::string scratch;
   while (missing > 0 && i < t.size() && t[i] == '"') {
     std::size_t key_end = skip_string(t, i);
     std::optional<std::string_view> key = string_value(t.substr(i, key_end - i), scratch);
-    i = skip_ws(t, key_end);
+    i = skip_whitespace(t, key_end);
     if (i >= t.size() || t[i] != ':') return;
-    i = skip_ws(t, i + 1);
+    i = skip_whitespace(t, i + 1);
     std::size_t value_end = skip_value(t, i);
     for (std::size_t k = 0; key && k < keys.size(); ++k) {
       if (!found[k] && keys[k] == *key) {
@@ -317,8 +312,8 @@ void scan_members(std::string_view t, std::span<const std::string_view> keys,
         --missing;
       }
     }
-    i = skip_ws(t, value_end);
-    if (i < t.size() && t[i] == ',') i = skip_ws(t, i + 1);
+    i = skip_whitespace(t, value_end);
+    if (i < t.size() && t[i] == ',') i = skip_whitespace(t, i + 1);
   }
 }
 
@@ -346,7 +341,7 @@ bool replace_member(std::string& object_text, std::string_view key, std::string_
 }
 
 std::string_view trim(std::string_view text) {
-  std::size_t b = skip_ws(text, 0);
+  std::size_t b = skip_whitespace(text, 0);
   std::size_t e = text.size();
   while (e > b &&
          (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' || text[e - 1] == '\r'))

@@ -1,5 +1,7 @@
 #include "core/json_strings.hpp"
 
+#include "core/utf8.hpp"
+
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -53,28 +55,6 @@ long escaped_unit(std::string_view t, std::size_t i) {
   return u;
 }
 
-// The length of the well-formed UTF-8 sequence (RFC 3629: no overlong form, no surrogate,
-// nothing past U+10FFFF) starting at t[i], or 0.
-std::size_t utf8_length(std::string_view t, std::size_t i) {
-  const auto b = [&](std::size_t k) {
-    return k < t.size() ? static_cast<unsigned char>(t[k]) : 0u;
-  };
-  const unsigned c = b(i);
-  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
-    return b(k) >= lo && b(k) <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  }
-  return 0;
-}
-
 // The index of the quote that ends the string whose body starts at t[i], when the body is
 // valid JSON string content (escapes, no raw control character, well-formed UTF-8); npos
 // otherwise. The common bytes are passed over by a table lookup each, in a tight loop:
@@ -108,7 +88,8 @@ std::size_t valid_string_end(std::string_view t, std::size_t i) {
         break;
       }
       case 4: {
-        const std::size_t len = utf8_length(t, i);
+        char32_t cp = 0;
+        const std::size_t len = decode_utf8(t, i, cp);
         if (len == 0) return std::string_view::npos;
         i += len;
         break;
@@ -120,30 +101,12 @@ std::size_t valid_string_end(std::string_view t, std::size_t i) {
   return std::string_view::npos;
 }
 
-std::size_t skip_space(std::string_view t, std::size_t i) {
+}  // namespace
+
+std::size_t skip_whitespace(std::string_view t, std::size_t i) {
   while (i < t.size() && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) ++i;
   return i;
 }
-
-void append_utf8(std::string& out, unsigned long cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-}  // namespace
 
 LongStrings take_out_long_strings(std::string_view text, LongStrings::Take take) {
   LongStrings out;
@@ -156,7 +119,7 @@ LongStrings take_out_long_strings(std::string_view text, LongStrings::Take take)
       out.doubtful = true;
       return out;
     }
-    const std::size_t after = skip_space(text, end + 1);
+    const std::size_t after = skip_whitespace(text, end + 1);
     const bool key = after < text.size() && text[after] == ':';
     if (!key) ++values;
     if (end - at - 1 >= kLongStringBytes && (!key || take == LongStrings::Take::keys_and_values)) {
@@ -200,10 +163,10 @@ void decode_string(std::string_view body, std::string& out) {
         out += '\t';
         break;
       case 'u': {
-        auto cp = static_cast<unsigned long>(escaped_unit(body, escape));
+        auto cp = static_cast<char32_t>(escaped_unit(body, escape));
         i = escape + 6;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
-          const auto low = static_cast<unsigned long>(escaped_unit(body, escape + 6));
+          const auto low = static_cast<char32_t>(escaped_unit(body, escape + 6));
           cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           i = escape + 12;
         }

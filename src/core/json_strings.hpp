@@ -33,6 +33,10 @@ struct LongStrings {
 // string can start (a quote outside strings) whose content is not valid makes it doubtful.
 LongStrings take_out_long_strings(std::string_view text, LongStrings::Take take);
 
+// The index of the first byte at or after `i` that is not JSON whitespace (space, tab, line
+// feed, carriage return).
+std::size_t skip_whitespace(std::string_view text, std::size_t i);
+
 // The decoded text of a string body that take_out_long_strings found valid.
 void decode_string(std::string_view body, std::string& out);
 
