@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <charconv>
 #include <ctime>
 #include <iterator>
 
@@ -43,27 +45,55 @@ void append_field(std::string& out, std::string_view key, std::string_view text)
   out += '"';
 }
 
+template <typename Integer>
+void append_number(std::string& out, Integer n) {
+  std::array<char, 24> digits{};
+  auto [end, ec] = std::to_chars(digits.data(), digits.data() + digits.size(), n);
+  out.append(digits.data(), end);
+}
+
+// `{"time":"YYYY-MM-DDTHH:MM:SS.` for the second `unix_ms` falls in: formatted once a second
+// (every call is audited; gmtime_r and a nine-argument format are most of a line's cost).
+void append_time_prefix(std::string& out, std::int64_t unix_ms) {
+  thread_local std::int64_t cached_second = -1;
+  thread_local std::string cached;
+  const std::int64_t second = unix_ms / 1000;
+  if (second != cached_second) {
+    std::time_t secs = static_cast<std::time_t>(second);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    cached = fmt::format(R"({{"time":"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.)", tm.tm_year + 1900,
+                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    cached_second = second;
+  }
+  out += cached;
+}
+
 }  // namespace
 
 void append_audit_line(std::string& out, std::int64_t unix_ms, const AuditEvent& event) {
   static const pid_t kPid = ::getpid();  // once: getpid is a system call
-  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  fmt::format_to(std::back_inserter(out),
-                 R"({{"time":"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z","unix_ms":{},"pid":{})",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 static_cast<int>(unix_ms % 1000), unix_ms, kPid);
+  append_time_prefix(out, unix_ms);
+  const auto millis = static_cast<int>(unix_ms % 1000);
+  out += static_cast<char>('0' + millis / 100);
+  out += static_cast<char>('0' + millis / 10 % 10);
+  out += static_cast<char>('0' + millis % 10);
+  out += R"(Z","unix_ms":)";
+  append_number(out, unix_ms);
+  out += R"(,"pid":)";
+  append_number(out, kPid);
   append_field(out, "kind", event.kind);
   append_field(out, "client", event.client);
   append_field(out, "server", event.server);
   if (!event.tool.empty()) append_field(out, "tool", event.tool);
   append_field(out, "outcome", event.outcome);
   if (event.latency_ms >= 0) {
-    fmt::format_to(std::back_inserter(out), R"(,"duration_ms":{})", event.latency_ms);
+    out += R"(,"duration_ms":)";
+    append_number(out, event.latency_ms);
   }
-  fmt::format_to(std::back_inserter(out), R"(,"generation":{}}})", event.generation);
-  out += '\n';
+  out += R"(,"generation":)";
+  append_number(out, event.generation);
+  out += "}\n";
 }
 
 void AuditRing::record(AuditEvent event) {

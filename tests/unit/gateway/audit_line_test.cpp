@@ -43,6 +43,23 @@ TEST(AuditLine, CarriesWhoWhatOutcomeDurationGenerationAndTheTime) {
   EXPECT_EQ(o.size(), 10u) << "nothing but those fields";
 }
 
+TEST(AuditLine, EachLineCarriesItsOwnSecondAndMillisecond) {
+  // The date is formatted once a second: lines within a second, across a second, across a
+  // day and back again each carry their own time.
+  const std::pair<std::int64_t, const char*> times[] = {
+      {1764620400123, "2025-12-01T20:20:00.123Z"}, {1764620400999, "2025-12-01T20:20:00.999Z"},
+      {1764620401000, "2025-12-01T20:20:01.000Z"}, {1764633599007, "2025-12-01T23:59:59.007Z"},
+      {1764633600042, "2025-12-02T00:00:00.042Z"}, {1764620400123, "2025-12-01T20:20:00.123Z"},
+      {1764620401001, "2025-12-01T20:20:01.001Z"}};
+  for (const auto& [ms, text] : times) {
+    std::string line;
+    append_audit_line(line, ms, {"call", "stdio", "fx", "echo", "completed", 1, 1});
+    bj::object o = parsed(line);
+    EXPECT_EQ(o.at("time"), text) << ms;
+    EXPECT_EQ(o.at("unix_ms"), ms);
+  }
+}
+
 TEST(AuditLine, LeavesOutAnUnknownDurationAndAMissingTool) {
   std::string line;
   append_audit_line(line, 0, {"restart", "operator", "fx", "", "ok", -1, 2});
