@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 namespace sluice::core::json {
@@ -29,12 +30,24 @@ class StrictHandler {
   static constexpr std::size_t max_key_size = std::size_t(-1);
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
+  // `temp`: the caller's scratch for the values under construction (most messages fit in it,
+  // so building the DOM allocates only the DOM itself).
+  StrictHandler(unsigned char* temp, std::size_t temp_size) : stack({}, temp, temp_size) {
+    stack.reset();
+    keys.reserve(16);
+    frames.reserve(8);
+  }
+
   bj::value_stack stack;
   bool duplicate = false;
 
   // Keys of every open object, innermost last: an inner object's keys are always the
   // suffix starting at frames.back(), checked and dropped when it closes.
-  std::vector<std::string> keys;
+  // A key is a view of the text parsed when Boost.JSON hands one over whole from it (keys
+  // without escapes), else of its decoded copy in `owned_keys`.
+  std::vector<std::string_view> keys;
+  std::deque<std::string> owned_keys;
+  std::string_view text;  // the text parsed
   std::vector<std::size_t> frames;
   std::vector<std::string_view> sorted;  // scratch of has_duplicate for a large object
   std::string key_part;
@@ -108,8 +121,13 @@ class StrictHandler {
   }
   bool on_key(bj::string_view s, std::size_t, bj::error_code&) {
     stack.push_key(s);
+    if (key_part.empty() && s.data() >= text.data() &&
+        s.data() + s.size() <= text.data() + text.size()) {
+      keys.emplace_back(s.data(), s.size());
+      return true;
+    }
     key_part.append(s.data(), s.size());
-    keys.push_back(std::move(key_part));
+    keys.emplace_back(owned_keys.emplace_back(std::move(key_part)));
     key_part.clear();
     return true;
   }
@@ -232,8 +250,10 @@ boost::system::result<bj::value, ParseError> parse_with_boost(std::string_view t
                                                               const LongStrings* taken) {
   bj::parse_options opt;
   opt.max_depth = limits.max_depth;
-  bj::basic_parser<StrictHandler> parser(opt);
+  std::array<unsigned char, 4096> temp;
+  bj::basic_parser<StrictHandler> parser(opt, temp.data(), temp.size());
   parser.handler().taken = taken;
+  parser.handler().text = text;
   bj::error_code ec;
   std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
   if (parser.handler().duplicate) {

@@ -69,6 +69,14 @@ TEST(JsonParseStrict, ALargeObjectIsCheckedForDuplicatesToo) {
 TEST(JsonParseStrict, DuplicateKeysSpelledWithDifferentEscapesAreRejected) {
   EXPECT_EQ(strict_problem(R"({"a":1,"\u0061":2})"), ParseProblem::duplicate_key);
   EXPECT_EQ(strict_problem(R"({"\u00e9":1,"é":2})"), ParseProblem::duplicate_key);
+  // Keys decoded from escapes are compared as decoded, however many there are in the document.
+  EXPECT_EQ(strict_problem(R"({"\u0061x":1,"b":{"\u0063":1,"\u0064":2},"\u0061x":2})"),
+            ParseProblem::duplicate_key);
+  EXPECT_EQ(strict_problem(R"({"\u0061":{"\u0062":1,"b":2}})"), ParseProblem::duplicate_key);
+  auto distinct = parse_strict(R"({"\u0061":{"\u0062":1,"\u0063":2},"\u0062":3,"a\n":4})", kLimits);
+  ASSERT_TRUE(distinct);
+  EXPECT_EQ(distinct->at("a").at("c"), 2);
+  EXPECT_EQ(distinct->at("a\n"), 4);
 }
 
 // Regression test; the bug it pins (now fixed): duplicates are found by comparing, in post-order,
