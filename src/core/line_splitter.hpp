@@ -5,6 +5,7 @@
 // Used for stdio MCP frames (cap = message limit; a truncated frame is refused whole) and
 // for child stderr (cap 64 KiB; the prefix is logged with "(truncated)").
 // Single-threaded; owns its buffer; no I/O.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -46,6 +47,7 @@ class LineSplitter {
         on_line(Line{chunk.substr(0, take), false, take});  // fast path: no copy
       } else {
         append(chunk.substr(0, take));
+        line_done();
         on_line(Line{buffer_, over_, pending_, over_ ? nullptr : &buffer_});
         reset();
       }
@@ -56,7 +58,10 @@ class LineSplitter {
   // At end of stream: reports an unterminated last line, if any.
   template <class F>
   void finish(F&& on_line) {
-    if (pending_ > 0) on_line(Line{buffer_, over_, pending_, over_ ? nullptr : &buffer_});
+    if (pending_ > 0) {
+      line_done();
+      on_line(Line{buffer_, over_, pending_, over_ ? nullptr : &buffer_});
+    }
     reset();
   }
 
@@ -73,6 +78,7 @@ class LineSplitter {
     if (over_) return;
     std::size_t room = max_ - buffer_.size();
     if (part.size() <= room) {
+      reserve_for(buffer_.size() + part.size());
       buffer_.append(part);
       return;
     }
@@ -82,6 +88,22 @@ class LineSplitter {
       buffer_.resize(keep_);
       buffer_.shrink_to_fit();
     }
+  }
+
+  // A line past kLong is given room for as much as the last long line at once, instead of
+  // doubling up to it (each doubling copies all of it): a peer's large messages tend to be of
+  // like size. Room left well beyond a line that came out shorter is given back as it ends.
+  static constexpr std::size_t kLong = 64 * 1024;
+  void reserve_for(std::size_t needed) {
+    if (needed <= buffer_.capacity() || needed <= kLong) return;
+    std::size_t want = std::max(needed, std::min(last_long_ + last_long_ / 8, max_));
+    if (want == needed) want = std::min(std::max(needed, 2 * buffer_.capacity()), max_);
+    buffer_.reserve(want);
+  }
+  void line_done() {
+    if (pending_ <= kLong || over_) return;
+    last_long_ = pending_;
+    if (buffer_.capacity() > 2 * buffer_.size() + kLong) buffer_.shrink_to_fit();
   }
 
   void reset() {
@@ -96,6 +118,7 @@ class LineSplitter {
   std::string buffer_;
   std::size_t pending_ = 0;
   bool over_ = false;
+  std::size_t last_long_ = 0;  // the size of the last line longer than kLong
 };
 
 }  // namespace sluice::core

@@ -263,5 +263,40 @@ TEST(LineSplitter, TheSplitterStartsCleanAfterATruncatedLine) {
   EXPECT_EQ(c.lines[1].total_bytes, 8u);
 }
 
+TEST(LineSplitter, LongLinesOfChangingSizesArriveWholeAndKeepNoRoomFarBeyondThemselves) {
+  // Long lines are given room for the size of the last long one at once: lines growing,
+  // shrinking and alike, fed in the 64 KiB reads of a stream, each arrive byte for byte,
+  // and a line moved out holds no more than twice its size (plus one read) of room.
+  constexpr std::size_t kRead = 64 * 1024;
+  LineSplitter s(16u << 20, 4096);
+  std::vector<std::size_t> sizes = {
+      1u << 20, (1u << 20) + 5000, 300'000, 1u << 20, 3u << 20, 70'000, 100, 2u << 20, 2u << 20};
+  std::string stream;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    for (std::size_t k = 0; k < sizes[i]; ++k) stream += static_cast<char>('a' + (k * 7 + i) % 26);
+    stream += '\n';
+  }
+  std::vector<std::string> got;
+  auto take = [&](const Line& l) {
+    ASSERT_FALSE(l.truncated);
+    if (l.owned) {
+      EXPECT_LE(l.owned->capacity(), 2 * l.owned->size() + kRead) << l.owned->size();
+      got.push_back(std::move(*l.owned));
+    } else {
+      got.emplace_back(l.text);
+    }
+  };
+  for (std::size_t at = 0; at < stream.size(); at += kRead) {
+    s.feed(std::string_view(stream).substr(at, kRead), take);
+  }
+  s.finish(take);
+  ASSERT_EQ(got.size(), sizes.size());
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    EXPECT_EQ(got[i], stream.substr(at, sizes[i])) << "line " << i;
+    at += sizes[i] + 1;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::core
