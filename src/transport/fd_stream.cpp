@@ -19,6 +19,20 @@ namespace {
 
 constexpr std::size_t kFrameHeadKept = 4096;  // enough to find the id of an oversized frame
 
+// A message above a pipe's default buffer (64 KiB on Linux) crosses it in 16 rounds per MiB of
+// the writer filling it and the reader waking to empty it. A pipe that carried one is given
+// 1 MiB (best effort: at most /proc/sys/fs/pipe-max-size, and the kernel counts it against
+// the user's pipe pages), once: pipes that only ever carry small messages keep the default.
+constexpr std::size_t kGrowPipeAbove = 64 * 1024;
+constexpr int kGrownPipeBytes = 1 << 20;
+
+void grow_pipe(int fd, bool& tried) {
+  if (tried || fd < 0) return;
+  tried = true;
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) (void)fcntl(fd, F_SETPIPE_SZ, kGrownPipeBytes);
+}
+
 bool pollable(int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0) return false;
@@ -69,6 +83,9 @@ asio::awaitable<void> FdStream::read_loop() {
   const bool end_at_limit = overlong_ == OverlongLine::end_stream;
   auto deliver = [this, end_at_limit](const core::Line& line) {
     if (!session_ || violation_) return;  // nothing after a violation is taken
+    if (line.total_bytes > kGrowPipeAbove && input_.is_open()) {
+      grow_pipe(input_.native_handle(), input_grown_);
+    }
     if (line.truncated) {
       session_->on_oversized_frame(line.text, line.total_bytes);
       violation_ = end_at_limit;
@@ -116,6 +133,7 @@ void FdStream::send(std::string frame) {
     finish(true);
     return;
   }
+  if (frame.size() > kGrowPipeAbove) grow_pipe(output_.native_handle(), output_grown_);
   if (queued_.empty()) {
     queued_ = std::move(frame);  // the frame's own buffer is written: no copy of a large one
   } else {

@@ -5,7 +5,9 @@
 // ends (the client: its connection survives), or a protocol violation (a downstream: the
 // stream stops reading at the limit, without waiting for an end that may never come, and
 // ends as closed). Writes are queued whole and coalesced, so two messages never interleave,
-// and a peer that stops reading is cut off when the queue passes its cap.
+// and a peer that stops reading is cut off when the queue passes its cap. A pipe that carries
+// a message larger than its buffer is enlarged once (grow_pipe in fd_stream.cpp), so that a
+// large message crosses it in fewer rounds of the writer and the reader.
 //
 // Threading: the owning io_context thread only. Ownership: holds both fds (closed on
 // close() or destruction); created by shared_ptr because its read loop keeps it alive.
@@ -25,8 +27,8 @@ namespace asio = boost::asio;
 
 // What a line over the message limit does to the stream.
 enum class OverlongLine {
-  refuse,        // dropped as it arrives; the session is told its head and size at its end
-  end_stream,    // at the limit: the session is told its head, reading stops, the stream ends
+  refuse,      // dropped as it arrives; the session is told its head and size at its end
+  end_stream,  // at the limit: the session is told its head, reading stops, the stream ends
 };
 
 class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStream> {
@@ -77,6 +79,8 @@ class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStrea
   bool write_in_flight_ = false;
   bool close_output_after_write_ = false;
   bool finished_ = false;
+  bool input_grown_ = false;   // the input pipe's enlargement was tried
+  bool output_grown_ = false;  // the output pipe's enlargement was tried
 };
 
 }  // namespace sluice::transport

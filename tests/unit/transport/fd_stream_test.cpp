@@ -5,10 +5,10 @@
 // stream is told once. The test holds the far end of both pipes.
 #include "transport/fd_stream.hpp"
 
+#include "../run_until.hpp"
 #include "core/limits.hpp"
 #include "mcp/session.hpp"
 #include "rpc/message.hpp"
-#include "../run_until.hpp"
 
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -27,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace sluice::transport {
@@ -86,9 +88,7 @@ class RecordingHandler : public mcp::Handler {
 };
 
 // A notification whose params name it: {"i":<i>}.
-std::string note(int i) {
-  return rpc::make_notification("n", "{\"i\":" + std::to_string(i) + "}");
-}
+std::string note(int i) { return rpc::make_notification("n", "{\"i\":" + std::to_string(i) + "}"); }
 std::string params(int i) { return "{\"i\":" + std::to_string(i) + "}"; }
 
 // A request (id 7) far over the message cap, its id within the first bytes.
@@ -109,7 +109,9 @@ class FdStreamTest : public ::testing::Test {
   ~FdStreamTest() override {
     if (session_) session_->detach();
     if (stream_) stream_->close();
-    if (started_) (void)test::run_until(io_, [&] { return closed_count_ > 0; }, kGuard);
+    if (started_)
+      (void)test::run_until(
+          io_, [&] { return closed_count_ > 0; }, kGuard);
     stream_.reset();
     io_.restart();
     io_.poll();
@@ -277,8 +279,7 @@ TEST_F(FdStreamTest, AnInputThatIsARegularFileIsReadToItsEnd) {
   ASSERT_GE(file, 0);
   ::unlink(path);
   const std::string content = note(1) + "\n" + note(2) + "\n" + note(3);
-  ASSERT_EQ(::write(file, content.data(), content.size()),
-            static_cast<ssize_t>(content.size()));
+  ASSERT_EQ(::write(file, content.data(), content.size()), static_cast<ssize_t>(content.size()));
   ASSERT_EQ(::lseek(file, 0, SEEK_SET), 0);
   int out[2];
   ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
@@ -304,8 +305,7 @@ TEST_F(FdStreamTest, AnOverlongLineFromTheClientIsRefusedAndTheConnectionSurvive
   start(rpc::Strictness::client);
   write_input(overlong_request() + "\n" + note(2) + "\n");
   ASSERT_TRUE(run_until([&] { return handler_.events.size() >= 2; }));
-  EXPECT_EQ(handler_.events,
-            (std::vector<std::string>{"bad: message too large", params(2)}));
+  EXPECT_EQ(handler_.events, (std::vector<std::string>{"bad: message too large", params(2)}));
   EXPECT_EQ(session_->counters().oversized_frames, 1u);
   EXPECT_EQ(session_->counters().bad_frames, 0u);  // refused by size, never parsed
   EXPECT_FALSE(stream_->protocol_violation());
@@ -328,8 +328,7 @@ TEST_F(FdStreamTest, AnOverlongLineFromTheClientIsReportedOnlyWhenItEnds) {
   EXPECT_EQ(closed_count_, 0);
   write_input(line.substr(3 * kMessageCap) + "\n" + note(2) + "\n");
   ASSERT_TRUE(run_until([&] { return handler_.events.size() >= 2; }));
-  EXPECT_EQ(handler_.events,
-            (std::vector<std::string>{"bad: message too large", params(2)}));
+  EXPECT_EQ(handler_.events, (std::vector<std::string>{"bad: message too large", params(2)}));
   EXPECT_EQ(closed_count_, 0);
 }
 
@@ -395,8 +394,8 @@ TEST_F(FdStreamTest, ManySendsBeforeTheLoopRunsArriveAsCompleteLinesInOrder) {
   std::vector<std::string> sent;
   for (int i = 0; i < 4000; ++i) {
     const std::string pad(static_cast<std::size_t>(i % 97), 'y');
-    sent.push_back(rpc::make_notification(
-        "n", "{\"i\":" + std::to_string(i) + ",\"pad\":\"" + pad + "\"}"));
+    sent.push_back(
+        rpc::make_notification("n", "{\"i\":" + std::to_string(i) + ",\"pad\":\"" + pad + "\"}"));
     stream_->send(sent.back());
   }
   ASSERT_TRUE(run_until([&] { return output_lines().size() >= sent.size(); }));
@@ -421,6 +420,49 @@ TEST_F(FdStreamTest, SendsWhileAWriteIsInFlightFollowItWholeAndInOrder) {
   EXPECT_EQ(output_lines(), (std::vector<std::string>{big, "b", "c"}));
 }
 
+// ---- Pipes: enlarged once they carry a large message --------------------------------------
+
+// What the kernel gives a pipe that asks for 1 MiB: 1 MiB, or pipe-max-size when lower.
+int grown_pipe_bytes() {
+  int max = 1 << 20;
+  if (FILE* f = std::fopen("/proc/sys/fs/pipe-max-size", "r")) {
+    if (std::fscanf(f, "%d", &max) != 1) max = 1 << 20;
+    std::fclose(f);
+  }
+  return std::min(1 << 20, max);
+}
+
+TEST_F(FdStreamTest, APipeThatCarriesALargeMessageIsEnlargedAndOneWithSmallOnesIsNot) {
+  limits_.max_message_bytes = 4u << 20;
+  make_stream();
+  start();
+  const int default_bytes = ::fcntl(from_stream_.get(), F_GETPIPE_SZ);
+  ASSERT_GT(default_bytes, 0);
+  ASSERT_LT(default_bytes, grown_pipe_bytes()) << "this machine's pipes start large";
+  // Small messages both ways: both pipes keep their size.
+  stream_->send(note(1));
+  write_input(note(2) + "\n");
+  ASSERT_TRUE(run_until([&] { return !handler_.events.empty() && !output_lines().empty(); }));
+  EXPECT_EQ(::fcntl(from_stream_.get(), F_GETPIPE_SZ), default_bytes);
+  EXPECT_EQ(::fcntl(to_stream_.get(), F_GETPIPE_SZ), default_bytes);
+  // A large one out: the output pipe grows; it arrives whole.
+  const std::string big_out =
+      rpc::make_notification("n", R"({"pad":")" + std::string(300'000, 'o') + "\"}");
+  stream_->send(big_out);
+  ASSERT_TRUE(run_until([&] { return output_lines().size() >= 2; }));
+  EXPECT_EQ(output_lines()[1], big_out);
+  EXPECT_EQ(::fcntl(from_stream_.get(), F_GETPIPE_SZ), grown_pipe_bytes());
+  EXPECT_EQ(::fcntl(to_stream_.get(), F_GETPIPE_SZ), default_bytes);
+  // A large one in (written by a thread: it does not fit the pipe at once): the input grows.
+  const std::string big_in = R"({"pad":")" + std::string(300'000, 'i') + "\"}";
+  std::thread writer([&] { write_input(rpc::make_notification("n", big_in) + "\n"); });
+  const bool delivered = run_until([&] { return handler_.events.size() >= 2; });
+  writer.join();
+  ASSERT_TRUE(delivered);
+  EXPECT_EQ(handler_.events[1], big_in);
+  EXPECT_EQ(::fcntl(to_stream_.get(), F_GETPIPE_SZ), grown_pipe_bytes());
+}
+
 TEST_F(FdStreamTest, APeerThatNeverReadsIsCutOffWhenTheQueuePassesItsCap) {
   limits_.max_write_queue_bytes = 16384;
   make_stream();
@@ -441,7 +483,7 @@ TEST_F(FdStreamTest, APeerThatNeverReadsIsCutOffWhenTheQueuePassesItsCap) {
   EXPECT_EQ(closed_count_, 1);
   EXPECT_TRUE(session_->closed());
   EXPECT_FALSE(stream_->output_open());
-  EXPECT_FALSE(input_held_open());  // both sides
+  EXPECT_FALSE(input_held_open());                                       // both sides
   ASSERT_TRUE(run_until([&] { return stream_->queued_bytes() == 0; }));  // pending writes dropped
   // What reached the peer is what was in its pipe: no whole line of the dropped frames.
   drain_output();
