@@ -194,10 +194,20 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
   params += '}';
   auto session = session_;  // keeps the session alive across a teardown
   params = dress(std::move(params), caller);
+  // The params go into the request's frame; they are kept only for a 2026 server's rounds of
+  // input (complete_input replays them), not copied for anyone else.
+  // (Chosen in statements: GCC 12 destroys a conditional's temporary twice inside co_await.)
+  const bool modern = modern_;
+  std::string sent;
+  if (modern) {
+    sent = params;
+  } else {
+    sent = std::move(params);
+  }
   mcp::Reply reply =
-      co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
+      co_await session->request("tools/call", std::move(sent), timeout, cancel, nullptr, tracking);
   if (as_task) co_return co_await follow_task(std::move(reply), timeout, cancel, tracking);
-  if (!modern_) co_return reply;  // a 2025 server asks with requests of its own
+  if (!modern) co_return reply;  // a 2025 server asks with requests of its own
   co_return co_await complete_input("tools/call", params, std::move(reply), timeout, cancel,
                                     tracking);
 }
