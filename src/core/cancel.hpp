@@ -2,6 +2,8 @@
 // One-shot cancellation for one piece of work. Callbacks run once, synchronously, at
 // cancel(); a callback registered after the cancel runs at once.
 // Threading: the thread of the loop that owns the work.
+#include <boost/container/small_vector.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -19,7 +21,8 @@ class CancelSignal {
  private:
   bool cancelled_ = false;
   std::uint64_t next_ = 1;
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> callbacks_;
+  // Inline room for the few waits a signal usually has (a call and its admission).
+  boost::container::small_vector<std::pair<std::uint64_t, std::function<void()>>, 2> callbacks_;
 };
 
 }  // namespace sluice::core

@@ -2,6 +2,7 @@
 
 #include "core/json_strings.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -12,7 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <deque>
+#include <forward_list>
 #include <vector>
 
 namespace sluice::core::json {
@@ -34,8 +35,6 @@ class StrictHandler {
   // so building the DOM allocates only the DOM itself).
   StrictHandler(unsigned char* temp, std::size_t temp_size) : stack({}, temp, temp_size) {
     stack.reset();
-    keys.reserve(16);
-    frames.reserve(8);
   }
 
   bj::value_stack stack;
@@ -45,10 +44,11 @@ class StrictHandler {
   // suffix starting at frames.back(), checked and dropped when it closes.
   // A key is a view of the text parsed when Boost.JSON hands one over whole from it (keys
   // without escapes), else of its decoded copy in `owned_keys`.
-  std::vector<std::string_view> keys;
-  std::deque<std::string> owned_keys;
+  // Inline room for the keys and objects of most messages: no allocation for either.
+  boost::container::small_vector<std::string_view, 16> keys;
+  std::forward_list<std::string> owned_keys;
   std::string_view text;  // the text parsed
-  std::vector<std::size_t> frames;
+  boost::container::small_vector<std::size_t, 8> frames;
   std::vector<std::string_view> sorted;  // scratch of has_duplicate for a large object
   std::string key_part;
 
@@ -127,7 +127,7 @@ class StrictHandler {
       return true;
     }
     key_part.append(s.data(), s.size());
-    keys.emplace_back(owned_keys.emplace_back(std::move(key_part)));
+    keys.emplace_back(owned_keys.emplace_front(std::move(key_part)));
     key_part.clear();
     return true;
   }

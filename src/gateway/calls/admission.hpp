@@ -21,6 +21,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -107,7 +108,7 @@ class Permit {
  private:
   friend class Budget;  // acquire() is the only way a slot gets in
   void add(Budget& budget) { held_.push_back(&budget); }
-  std::vector<Budget*> held_;
+  boost::container::small_vector<Budget*, 4> held_;  // a call holds three slots at most
 };
 
 // One tool's admission: its budget (resolved: tool override, then the server's default,
