@@ -1,13 +1,13 @@
 #include "transport/http_session.hpp"
 
 #include "core/json.hpp"
+#include "core/random.hpp"
 #include "mcp/era.hpp"
 #include "rpc/message.hpp"
 
 #include <fmt/format.h>
-#include <sys/random.h>
 
-#include <cerrno>
+#include <array>
 
 namespace sluice::transport {
 namespace cj = core::json;
@@ -177,16 +177,8 @@ void HttpSession::push(SseStream& stream, std::string_view frame) {
 }
 
 std::optional<std::string> new_session_id() {
-  unsigned char bytes[16];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno != EINTR) {
-      return std::nullopt;
-    }
-  }
+  std::array<unsigned char, 16> bytes{};
+  if (!core::fill_random(bytes)) return std::nullopt;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string id;
   for (unsigned char b : bytes) {

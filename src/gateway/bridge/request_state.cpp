@@ -1,9 +1,10 @@
 #include "gateway/bridge/request_state.hpp"
 
+#include "core/random.hpp"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
 
 #include <fmt/format.h>
 
@@ -40,7 +41,8 @@ std::vector<std::string_view> split_dots(std::string_view text, std::size_t n) {
 }  // namespace
 
 StateSealer::StateSealer() {
-  if (RAND_bytes(key_.data(), static_cast<int>(key_.size())) != 1) {
+  // The kernel's generator, not RAND_bytes: OpenSSL is loaded only once a MAC is made.
+  if (!core::fill_random(key_)) {
     throw std::runtime_error("the random generator failed");
   }
 }

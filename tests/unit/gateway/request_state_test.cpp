@@ -42,6 +42,17 @@ TEST(RequestState, AnotherRequestCallerOrKeyDoesNotOpenIt) {
   EXPECT_FALSE(StateSealer().open(token, "tools/call conf__ask", "127.0.0.1"));
 }
 
+TEST(RequestState, EachGatewayDrawsItsOwnKey) {
+  // Two sealers with keys from the kernel: each opens its own tokens, neither the other's
+  // (a sealer that did not draw its key would share a zero key with every other).
+  StateSealer first;
+  StateSealer second;
+  std::string token = first.seal(kState, "tools/call conf__ask", "127.0.0.1");
+  EXPECT_TRUE(first.open(token, "tools/call conf__ask", "127.0.0.1"));
+  EXPECT_FALSE(second.open(token, "tools/call conf__ask", "127.0.0.1"));
+  EXPECT_FALSE(StateSealer(request_state_key(0)).open(token, "tools/call conf__ask", "127.0.0.1"));
+}
+
 TEST(RequestState, AnyAlteredCharacterIsRefused) {
   StateSealer sealer(request_state_key(7));
   std::string token = sealer.seal(kState, "s", "c");
