@@ -118,8 +118,13 @@ std::string DownstreamPeer::overlong_line_reason() const {
 }
 
 asio::awaitable<bool> DownstreamPeer::handshake() {
+  // The session as it was when the handshake began: a teardown meanwhile (disconnect())
+  // resets session_, and this one is then detached, so its requests end as closed.
+  auto session = session_;
   if (co_await discover()) co_return true;
-  if (session_->closed()) co_return fail("the server exited during server/discover");
+  if (session->closed() || session != session_) {
+    co_return fail("the server exited during server/discover");
+  }
   // When the gateway relays sampling, elicitation and roots requests to its client (both
   // modes), sluice offers them; otherwise it offers nothing.
   std::string capabilities =
@@ -128,7 +133,7 @@ asio::awaitable<bool> DownstreamPeer::handshake() {
                        R"(,"capabilities":)" + capabilities +
                        R"(,"clientInfo":{"name":"sluice","version":)" + cj::quote(core::kVersion) +
                        "}}";
-  auto reply = co_await session_->request("initialize", params, limits_.initialize_timeout);
+  auto reply = co_await session->request("initialize", params, limits_.initialize_timeout);
   if (!reply.ok()) {
     co_return fail(reply.status == mcp::Reply::Status::timeout ? "initialize timed out"
                    : reply.status == mcp::Reply::Status::error
@@ -145,7 +150,7 @@ asio::awaitable<bool> DownstreamPeer::handshake() {
   auto caps = cj::member_span(reply.message->result(), "capabilities");
   server_capabilities_ = caps ? std::string(cj::trim(*caps)) : "{}";
   read_server_info(reply.message->result());
-  session_->notify("notifications/initialized", "");
+  session->notify("notifications/initialized", "");
   co_return true;
 }
 

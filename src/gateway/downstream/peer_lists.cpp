@@ -159,10 +159,11 @@ asio::awaitable<bool> DownstreamPeer::fetch_all(const Listing& listing,
   std::string cursor;
   bool next_page = false;  // the last page read offered a next one
   cj::ParseLimits parse_limits{limits_.max_json_depth};
+  auto session = session_;  // a teardown between pages resets session_
   for (std::size_t page = 0; page < limits_.max_list_pages; ++page) {
     std::string params = cursor.empty() ? "{}" : R"({"cursor":)" + cursor + "}";
     auto reply =
-        co_await session_->request(listing.method, dress(std::move(params)), limits_.list_timeout);
+        co_await session->request(listing.method, dress(std::move(params)), limits_.list_timeout);
     // A server that declares resources but answers templates (or prompts) with "method not
     // found" has none of them: many servers built on the official SDKs do exactly that.
     if (page == 0 && listing.method != "tools/list" && method_not_found(reply)) co_return true;

@@ -94,9 +94,10 @@ asio::awaitable<bool> DownstreamPeer::discover() {
   const auto bound = transport_ && transport_->remote()
                          ? limits_.initialize_timeout
                          : std::min(kProbeTimeout, limits_.initialize_timeout);
-  modern_ = true;  // the probe itself carries the revision's _meta
-  auto reply = co_await session_->request("server/discover", dress("{}"), bound);
-  if (retry_named(reply)) reply = co_await session_->request("server/discover", dress("{}"), bound);
+  modern_ = true;           // the probe itself carries the revision's _meta
+  auto session = session_;  // a teardown during the probe resets session_
+  auto reply = co_await session->request("server/discover", dress("{}"), bound);
+  if (retry_named(reply)) reply = co_await session->request("server/discover", dress("{}"), bound);
   modern_ = false;
   if (!reply.ok()) co_return false;
   std::string_view result = reply.message->result();
