@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
 
 namespace sluice::transport {
 namespace {
@@ -21,16 +23,30 @@ constexpr std::size_t kFrameHeadKept = 4096;  // enough to find the id of an ove
 
 // A message above a pipe's default buffer (64 KiB on Linux) crosses it in 16 rounds per MiB of
 // the writer filling it and the reader waking to empty it. A pipe that carried one is given
-// 1 MiB (best effort: at most /proc/sys/fs/pipe-max-size, and the kernel counts it against
-// the user's pipe pages), once: pipes that only ever carry small messages keep the default.
+// 1 MiB, once: pipes that only ever carry small messages keep the default. Best effort: an
+// unprivileged process may ask for at most /proc/sys/fs/pipe-max-size, and the kernel refuses
+// a user past its allowance of pipe pages (the pipe then keeps its size).
 constexpr std::size_t kGrowPipeAbove = 64 * 1024;
-constexpr int kGrownPipeBytes = 1 << 20;
+
+int grown_pipe_bytes() {
+  static const int bytes = [] {
+    int max = 1 << 20;
+    if (FILE* f = std::fopen("/proc/sys/fs/pipe-max-size", "re")) {
+      if (std::fscanf(f, "%d", &max) != 1 || max <= 0) max = 1 << 20;
+      std::fclose(f);
+    }
+    return std::min(1 << 20, max);
+  }();
+  return bytes;
+}
 
 void grow_pipe(int fd, bool& tried) {
   if (tried || fd < 0) return;
   tried = true;
   struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) (void)fcntl(fd, F_SETPIPE_SZ, kGrownPipeBytes);
+  if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return;
+  if (fcntl(fd, F_GETPIPE_SZ) < grown_pipe_bytes())
+    (void)fcntl(fd, F_SETPIPE_SZ, grown_pipe_bytes());
 }
 
 bool pollable(int fd) {
