@@ -1,5 +1,6 @@
 #include "config/trust_store.hpp"
 
+#include "core/hex.hpp"
 #include "core/json.hpp"
 #include "core/private_file.hpp"
 
@@ -118,14 +119,7 @@ std::string content_digest(std::string_view bytes) {
   SHA256_Init(&ctx);
   SHA256_Update(&ctx, bytes.data(), bytes.size());
   SHA256_Final(digest, &ctx);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * SHA256_DIGEST_LENGTH);
-  for (unsigned char b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 0x0f];
-  }
-  return out;
+  return core::to_hex(digest);
 }
 
 fs::path real_path_of(const fs::path& file) {

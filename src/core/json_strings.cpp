@@ -1,5 +1,6 @@
 #include "core/json_strings.hpp"
 
+#include "core/hex.hpp"
 #include "core/utf8.hpp"
 
 #include <array>
@@ -36,19 +37,12 @@ bool plain_word(const unsigned char* p) {
   return ((x | below_space | quote | backslash) & kHigh) == 0;
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The code unit of `\uXXXX` at t[i] (the backslash), or -1.
 long escaped_unit(std::string_view t, std::size_t i) {
   if (i + 6 > t.size() || t[i] != '\\' || t[i + 1] != 'u') return -1;
   long u = 0;
   for (std::size_t k = i + 2; k < i + 6; ++k) {
-    int d = hex_value(t[k]);
+    int d = hex_digit_value(t[k]);
     if (d < 0) return -1;
     u = u * 16 + d;
   }

@@ -1,5 +1,6 @@
 // RFC 3986 reference resolution, enough to locate `$id`, `$ref` and anchors inside one schema
 // document: parsing into components, merging, dot-segment removal and percent-decoding.
+#include "core/hex.hpp"
 #include "schema/detail/compiled.hpp"
 
 #include <cctype>
@@ -102,13 +103,6 @@ std::string merge_paths(const UriParts& base, std::string_view reference_path) {
   return std::string(base.path.substr(0, slash + 1)) + std::string(reference_path);
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 }  // namespace
 
 std::string resolve_uri(std::string_view base, std::string_view reference) {
@@ -180,8 +174,8 @@ std::string percent_decode(std::string_view text, bool& ok) {
       out += text[i];
       continue;
     }
-    int hi = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
-    int lo = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+    int hi = i + 2 < text.size() ? core::hex_digit_value(text[i + 1]) : -1;
+    int lo = i + 2 < text.size() ? core::hex_digit_value(text[i + 2]) : -1;
     if (hi < 0 || lo < 0) {
       ok = false;
       return {};

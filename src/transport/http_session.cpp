@@ -1,5 +1,6 @@
 #include "transport/http_session.hpp"
 
+#include "core/hex.hpp"
 #include "core/json.hpp"
 #include "core/random.hpp"
 #include "mcp/era.hpp"
@@ -179,13 +180,7 @@ void HttpSession::push(SseStream& stream, std::string_view frame) {
 std::optional<std::string> new_session_id() {
   std::array<unsigned char, 16> bytes{};
   if (!core::fill_random(bytes)) return std::nullopt;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id;
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 15];
-  }
-  return id;
+  return core::to_hex(bytes);
 }
 
 }  // namespace sluice::transport

@@ -1,5 +1,6 @@
 #include "gateway/bridge/request_state.hpp"
 
+#include "core/hex.hpp"
 #include "core/random.hpp"
 
 #include <openssl/crypto.h>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -56,14 +58,7 @@ std::string StateSealer::mac_hex(std::string_view body, std::string_view subject
   unsigned int size = 0;
   HMAC(EVP_sha256(), key_.data(), static_cast<int>(key_.size()),
        reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac.data(), &size);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(size * 2);
-  for (unsigned int i = 0; i < size; ++i) {
-    out += kHex[mac[i] >> 4];
-    out += kHex[mac[i] & 15];
-  }
-  return out;
+  return core::to_hex(std::span(mac.data(), size));
 }
 
 std::string StateSealer::seal(const SealedState& state, std::string_view subject,
