@@ -193,10 +193,12 @@ class Downstream {
 
   // The idle watch (idle.cpp): while online with an idle timeout, a tick every quarter of it
   // compares what the server did since the last tick (frames received, requests sent, starts
-  // asked for); unchanged and not busy for the whole timeout, it takes ds_idle_stop.
+  // asked for, whether it was busy); unchanged and not busy for the whole timeout, it takes
+  // ds_idle_stop.
   struct ActivityMark {
     std::uint64_t frames_in = 0;
     std::uint64_t requests = 0;
+    bool busy = false;
     bool operator==(const ActivityMark&) const = default;
   };
   ActivityMark activity_mark() const;

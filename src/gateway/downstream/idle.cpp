@@ -3,9 +3,11 @@
 // `idle_stopped`; its lists stay known, and the next call starts it again (ensure_started).
 //
 // The watch costs a call nothing: calls and starts bump one counter, the session already
-// counts the frames it receives, and a tick every quarter of the timeout compares both with
-// the last tick. The server is stopped once a whole timeout has passed since the tick that
-// last saw a change, so it has been idle at least that long (and at most a quarter more).
+// counts the frames it receives, and a tick every quarter of the timeout compares both, and
+// whether the server is busy, with the last tick. The server is stopped once a whole timeout
+// has passed since the tick that last saw a change, so it has been idle at least that long (and
+// at most a quarter more): work that ends between two ticks is a change the second one sees,
+// so the timeout counts from a moment after the work ended, never from the last busy tick.
 #include "core/log.hpp"
 #include "core/spawn.hpp"
 #include "gateway/downstream/downstream.hpp"
@@ -42,7 +44,7 @@ void Downstream::mark_index_only() {
 }
 
 Downstream::ActivityMark Downstream::activity_mark() const {
-  return ActivityMark{peer_.frames_received(), requests_};
+  return ActivityMark{peer_.frames_received(), requests_, busy()};
 }
 
 bool Downstream::busy() const {
@@ -84,7 +86,7 @@ void Downstream::idle_tick(std::uint64_t generation) {
   if (!timeout) return;
   const core::Clock::time_point now = core::Clock::now();
   const ActivityMark mark = activity_mark();
-  if (busy() || mark != idle_mark_) {
+  if (mark.busy || mark != idle_mark_) {
     idle_mark_ = mark;
     idle_since_ = now;
   } else if (now - idle_since_ >= *timeout && !held_ && !tearing_down_ && !shutting_down_ &&

@@ -221,7 +221,9 @@ TEST_F(DownstreamIdle, WorkInFlightKeepsTheServerUpUntilItEnds) {
   // An admitted call (an abandoned one holding its slot counts too) is in the tool's counters.
   ToolAdmission& admission = downstream_->admission(downstream_->tools().front());
   admission.counters.in_flight = 1;
-  pass(5000ms);
+  // The work ends 200 ms after the tick (one every 250 ms) that last saw it: the timeout counts
+  // from the next tick, the first that sees the server not busy, not from that last busy one.
+  pass(5200ms);
   EXPECT_EQ(downstream_->phase(), Phase::online) << "stopped with work in flight";
   admission.counters.in_flight = 0;
   pass(950ms);
