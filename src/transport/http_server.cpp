@@ -8,6 +8,7 @@
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -98,6 +99,9 @@ void HttpServerImpl::serve(tcp::socket socket) {
   boost::system::error_code ec;
   // Small writes (an SSE event, a 202) must leave at once: no Nagle delay.
   socket.set_option(tcp::no_delay(true), ec);
+  // Answers are first written without waiting (write_now): a socket with room takes them at
+  // once, and only the rest waits, with the write deadline.
+  socket.non_blocking(true, ec);
   auto conn = std::make_shared<Connection>(std::move(socket));
   auto remote = conn->stream.socket().remote_endpoint(ec);
   conn->address = "unknown";
@@ -257,11 +261,34 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
   res.prepare_payload();
   ++counters_.by_status[static_cast<unsigned>(reply.status)];
   boost::system::error_code ec;
-  // A client that stops reading cannot hold the connection: the write has a deadline.
-  conn.stream.expires_after(limits_.http_write_timeout);
-  co_await http::async_write(conn.stream, res, asio::redirect_error(kAwait, ec));
-  conn.stream.expires_never();
+  http::response_serializer<http::string_body> serializer(res);
+  // Most answers fit the socket's send buffer and leave at once, without a timed wait and a
+  // resumption; what does not waits for room, and a client that stops reading cannot hold the
+  // connection: that wait has a deadline.
+  http::write(conn.stream.socket(), serializer, ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    conn.stream.expires_after(limits_.http_write_timeout);
+    co_await http::async_write(conn.stream, serializer, asio::redirect_error(kAwait, ec));
+    conn.stream.expires_never();
+  }
   co_return !ec && keep;
+}
+
+asio::awaitable<boost::system::error_code> HttpServerImpl::write_now(Connection& conn,
+                                                                     std::string_view bytes) {
+  boost::system::error_code ec;
+  const std::size_t written =
+      asio::write(conn.stream.socket(), asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec = {};
+    const std::string_view rest = bytes.substr(written);
+    conn.stream.expires_after(limits_.http_write_timeout);
+    co_await asio::async_write(conn.stream, asio::buffer(rest.data(), rest.size()),
+                               asio::redirect_error(kAwait, ec));
+    conn.stream.expires_never();
+  }
+  co_return ec;
 }
 
 asio::awaitable<void> HttpServerImpl::sweep_loop() {

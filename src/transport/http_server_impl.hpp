@@ -103,6 +103,9 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // A connection may wait for another request: not stopping, its address under its cap.
   bool may_keep_alive(const Connection& conn) const;
   Task<bool> write_reply(Connection& conn, const Request& req, Reply reply);
+  // Writes `bytes` (which stay alive until it returns) at once as far as the socket takes
+  // them, the rest within the write deadline.
+  Task<boost::system::error_code> write_now(Connection& conn, std::string_view bytes);
   // A refusal of a request that could not be read whole, on HTTP/`version`.
   Task<void> write_refusal(Connection& conn, unsigned version, std::optional<Refusal> refusal);
   Task<void> sweep_loop();

@@ -7,7 +7,6 @@
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/write.hpp>
 
 #include <fmt/format.h>
 
@@ -149,10 +148,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
       }
       out = chunk(http11, ": keepalive\n\n");
     }
-    boost::system::error_code ec;
-    conn->stream.expires_after(limits_.http_write_timeout);
-    co_await asio::async_write(conn->stream, asio::buffer(out), asio::redirect_error(kAwait, ec));
-    conn->stream.expires_never();
+    const boost::system::error_code ec = co_await write_now(*conn, out);
     if (ec) {
       clean = false;
       break;

@@ -92,6 +92,10 @@ HttpConnection::HttpConnection(int port, const std::string& source_ip) {
   ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
+void HttpConnection::limit_receive_buffer(int bytes) {
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+}
+
 HttpConnection::~HttpConnection() {
   if (fd_ >= 0) ::close(fd_);
 }

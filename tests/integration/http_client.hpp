@@ -45,6 +45,9 @@ class HttpConnection {
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
+  // Caps the socket's receive buffer (SO_RCVBUF, which also stops the kernel growing it): a
+  // large answer then fills the server's send buffer and leaves only as this side reads.
+  void limit_receive_buffer(int bytes);
   // Writes all the bytes; false when the peer has closed or reset the connection.
   bool send(std::string_view bytes);
   // Reads the status line and headers; nullopt at EOF, on garbage or after the guard.

@@ -92,6 +92,34 @@ TEST_F(HttpFrontEnd, AnEventStreamAcceptGetsAPrimingEventThenTheResponse) {
   expect_serving();
 }
 
+// An answer larger than any socket send buffer leaves in part at once and in part as the
+// client reads: it arrives whole and in order, as JSON and as an event stream.
+TEST_F(HttpFrontEnd, AnAnswerLargerThanTheSocketBufferArrivesWhole) {
+  start();
+  auto sid = initialize();
+  ASSERT_FALSE(sid.empty());
+  std::string text;
+  text.reserve(6u << 20);
+  for (std::size_t i = 0; text.size() < (6u << 20); ++i) text += std::to_string(i) + ',';
+  // A client with a small receive buffer: the answer cannot all be written at once.
+  auto post_slowly = [&](const std::string& body, const Headers& h) {
+    HttpConnection c(port_);
+    c.limit_receive_buffer(16 * 1024);
+    EXPECT_TRUE(c.send(http_request("POST", "/mcp", h, body)));
+    return c.read_response().value_or(HttpResponse{});
+  };
+  auto json = post_slowly(invoke_echo("1", text), headers(sid));
+  ASSERT_EQ(json.status, 200) << json.head;
+  EXPECT_TRUE(result_text(json.body) == text) << "the JSON answer differs from what was sent";
+  auto sse =
+      post_slowly(invoke_echo("2", text), headers(sid, "application/json, text/event-stream"));
+  ASSERT_EQ(sse.status, 200) << sse.head;
+  auto events = parse_sse(sse.body);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(result_text(events[1].data) == text) << "the streamed answer differs";
+  expect_serving();
+}
+
 TEST_F(HttpFrontEnd, ProgressOfACallArrivesOnItsStreamBeforeTheResponse) {
   start();
   auto sid = initialize();
