@@ -51,4 +51,22 @@ void BM_ParsePeerResponse(benchmark::State& state) {
 }
 BENCHMARK(BM_ParsePeerResponse)->Arg(64)->Arg(1 << 20);
 
+// A 1 MiB answer of text lines (an escape every 82 bytes, as a tool's output has): the strings
+// the parse checks in bulk.
+void BM_ParsePeerResponseOfLines(benchmark::State& state) {
+  static constexpr std::string_view kLine =
+      "The quick brown fox jumps over 13 lazy dogs; {braces}, [brackets] and 'quotes'.\\n";
+  std::string text;
+  while (text.size() < (1u << 20)) text += kLine;
+  const std::string frame =
+      R"({"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":")" + text +
+      R"("}],"isError":false}})";
+  for (auto _ : state) {
+    auto m = rpc::parse(frame, {64}, rpc::Strictness::peer);
+    benchmark::DoNotOptimize(m);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * frame.size()));
+}
+BENCHMARK(BM_ParsePeerResponseOfLines);
+
 }  // namespace
