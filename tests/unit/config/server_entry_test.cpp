@@ -112,8 +112,6 @@ TEST(ServerEntry, OperatorSettingsAreNotedWhereverTheFileHoldsThem) {
                   .has_operator_settings);
 }
 
-double seconds_since(double start) { return sluice::test::thread_cpu_seconds() - start; }
-
 // Issue 9 item 12: 139,000 autoStart names took 50 s of CPU (a linear search per name).
 TEST(ServerEntry, AnAutoStartListOf200000NamesParsesInLinearTime) {
   constexpr int kNames = 200000;
@@ -123,7 +121,7 @@ TEST(ServerEntry, AnAutoStartListOf200000NamesParsesInLinearTime) {
   text += R"("s0"]})";
   const double start = sluice::test::thread_cpu_seconds();
   ConfigFile file = server_entry_parse_ok(text);
-  double took = seconds_since(start);
+  const double took = sluice::test::thread_cpu_seconds() - start;
   ASSERT_THAT(file.auto_start, SizeIs(kNames));
   EXPECT_EQ(file.auto_start.front(), "s0");
   EXPECT_EQ(file.auto_start.back(), "s" + std::to_string(kNames - 1));
@@ -146,7 +144,7 @@ TEST(ServerEntry, ManyHeadersAndVariablesInOneEntryParseInLinearTime) {
   text += "}}}}";
   const double start = sluice::test::thread_cpu_seconds();
   ConfigFile file = server_entry_parse_ok(text);
-  double took = seconds_since(start);
+  const double took = sluice::test::thread_cpu_seconds() - start;
   ASSERT_THAT(file.servers, SizeIs(2));
   EXPECT_THAT(file.servers[0].missing_variables, SizeIs(kCount));
   EXPECT_THAT(file.servers[1].missing_variables, SizeIs(kCount));
