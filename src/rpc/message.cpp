@@ -130,6 +130,9 @@ boost::json::value Message::params_value(const cj::ParseLimits& limits) const {
 }
 
 const boost::json::object* Message::params_object() const {
+  // Only a request's or a notification's params are params: a response's frame may carry a
+  // stray "params" member, which params() and params_member() do not see either.
+  if (!params_.present()) return nullptr;
   const auto* frame = dom_.if_object();
   const auto* params = frame ? frame->if_contains("params") : nullptr;
   return params ? params->if_object() : nullptr;

@@ -61,8 +61,9 @@ class Message {
 
   // A DOM of params (strict parse); an empty object when params are absent.
   boost::json::value params_value(const core::json::ParseLimits& limits) const;
-  // Client frames: the params object of the one strict parse; nullptr for peer frames and
-  // when params are absent or an array.
+  // Client frames: the params object of the one strict parse; nullptr for peer frames, for
+  // responses (a stray "params" member of one is not params) and when params are absent or an
+  // array.
   const boost::json::object* params_object() const;
   // The raw text of member `key` of params (byte-exact, for splicing); nullopt when absent.
   std::optional<std::string_view> params_member(std::string_view key) const;

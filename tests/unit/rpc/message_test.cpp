@@ -232,11 +232,12 @@ TEST(RpcParse, DuplicateKeysWithoutAUsableIdAreRefusedWithNullId) {
               code::kInvalidRequest, "null"));
 }
 
-// Regression test; the bug it pins (now fixed): parse_strict finds duplicates by comparing each object's parsed member count with its
-// size in the DOM, in post-order. When the discarded duplicate's value itself holds objects,
-// the two sequences can line up again and the duplicate goes unnoticed: this frame is accepted
-// with params {"arguments":{"path":"/etc/shadow"}} kept (the last value wins) while the raw
-// text that is spliced downstream also carries the first "arguments".
+// Regression test; the bug it pins (now fixed): parse_strict finds duplicates by comparing each
+// object's parsed member count with its size in the DOM, in post-order. When the discarded
+// duplicate's value itself holds objects, the two sequences can line up again and the duplicate
+// goes unnoticed: this frame is accepted with params {"arguments":{"path":"/etc/shadow"}} kept (the
+// last value wins) while the raw text that is spliced downstream also carries the first
+// "arguments".
 TEST(RpcParse, DuplicateKeysWhoseFirstValueHoldsObjectsAreRefused) {
   std::string text =
       R"({"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"read_file",)"
@@ -412,8 +413,8 @@ TEST(RpcParse, AClientRequestKeepsTheDomOfItsParamsFromTheOneStrictParse) {
 }
 
 TEST(RpcParse, TheKeptDomSurvivesCopiesAndMovesOfTheMessage) {
-  std::optional<Message> m = Accepted(
-      parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"kept"}})"));
+  std::optional<Message> m =
+      Accepted(parse_client(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"name":"kept"}})"));
   ASSERT_TRUE(m);
   Message copy = *m;
   Message moved = std::move(*m);
@@ -421,6 +422,19 @@ TEST(RpcParse, TheKeptDomSurvivesCopiesAndMovesOfTheMessage) {
   ASSERT_NE(moved.params_object(), nullptr);
   EXPECT_EQ(copy.params_object()->at("name").as_string(), "kept");
   EXPECT_EQ(moved.params_object()->at("name").as_string(), "kept");
+}
+
+// Found by the rpc fuzz target: a response whose frame also carries "params". Its params are
+// absent however they are asked for (the DOM's object, a member's text, the value).
+TEST(RpcParse, AStrayParamsMemberOfAResponseIsNotItsParams) {
+  auto parsed =
+      parse_client(R"({"jsonrpc":"2.0","id":7,"result":"tools/call","params":{"name":"echo"}})");
+  const auto* m = std::get_if<Message>(&parsed);
+  ASSERT_NE(m, nullptr);
+  EXPECT_TRUE(m->is_response());
+  EXPECT_EQ(m->params_object(), nullptr);
+  EXPECT_FALSE(m->params_member("name").has_value());
+  EXPECT_EQ(m->params_value(kLimits), bj::value(bj::object()));
 }
 
 TEST(RpcParse, PeerFramesAndArrayParamsHaveNoParamsObject) {
