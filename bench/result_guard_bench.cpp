@@ -1,6 +1,7 @@
 // What the result guard (redaction screen, output cap) costs a proxied call's answer when it
 // has nothing to do, the common case, beside the cost of classifying that answer: a small
-// result, and 1 MiB of English-like text, which trips the screen's byte-pair table often.
+// result, and 1 MiB of English-like text, whose words start two of the screen's literals
+// ("bearer", the "aut" of authorization) every 160 bytes.
 #include "config/gateway_config.hpp"
 #include "gateway/policy/redactor.hpp"
 #include "gateway/policy/result_guard.hpp"

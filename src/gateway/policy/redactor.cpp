@@ -9,7 +9,6 @@
 #include <array>
 #include <cctype>
 #include <cstdint>
-#include <cstring>
 #include <initializer_list>
 #include <stdexcept>
 
@@ -71,8 +70,6 @@ const std::array<BuiltIn, 13> kBuiltIns{{
     {"npm-token", {"npm_"}, false, R"(\bnpm_[A-Za-z0-9]{36}\b)"},
 }};
 
-std::size_t pair_of(unsigned char a, unsigned char b) { return (std::size_t{a} << 8) | b; }
-
 constexpr std::array<unsigned char, 256> kLower = [] {
   std::array<unsigned char, 256> t{};
   for (int c = 0; c < 256; ++c)
@@ -84,6 +81,16 @@ constexpr std::array<unsigned char, 256> kLower = [] {
 std::size_t triple_of(const unsigned char* p) {
   return ((std::size_t{kLower[p[0]]} << 10) ^ (std::size_t{kLower[p[1]]} << 5) ^ kLower[p[2]]) &
          0xFFFF;
+}
+
+// Whether `at` starts with `literal` (in any case of its ASCII letters when `ignore_case`):
+// inline, since a candidate usually differs within a byte or two.
+bool spelled_at(const unsigned char* at, std::string_view literal, bool ignore_case) {
+  for (std::size_t k = 0; k < literal.size(); ++k) {
+    const auto want = static_cast<unsigned char>(literal[k]);
+    if (at[k] != want && !(ignore_case && kLower[at[k]] == kLower[want])) return false;
+  }
+  return true;
 }
 
 RE2::Options quiet_options() {
@@ -145,22 +152,13 @@ Redactor::Redactor(const config::RedactSettings& settings) {
         literals_.push_back({literal, b.ignore_case, b.confirm});
         if (literal.size() < 3) throw std::logic_error("a screen literal is 3 bytes or more");
         triples_.set(triple_of(reinterpret_cast<const unsigned char*>(literal.data())));
-        for (std::size_t at : {0, 1}) {  // the bigrams at both offsets the scan may see
-          const auto c0 = static_cast<unsigned char>(literal[at]);
-          const auto c1 = static_cast<unsigned char>(literal[at + 1]);
-          pairs_.set(pair_of(c0, c1));
-          if (!b.ignore_case) continue;
-          for (int up0 : {std::tolower(c0), std::toupper(c0)}) {
-            for (int up1 : {std::tolower(c1), std::toupper(c1)}) {
-              pairs_.set(pair_of(static_cast<unsigned char>(up0), static_cast<unsigned char>(up1)));
-            }
-          }
-        }
       }
     }
-    pairs_.set(pair_of('\\', 'u'));  // an escaped character could hide a literal
-    pairs_.set(pair_of('u', '0'));
     triples_.set(triple_of(reinterpret_cast<const unsigned char*>("\\u0")));
+    // An escaped character could hide a literal: `\u0` is screened for too.
+    std::vector<core::LiteralScreen::Literal> screened{{"\\u0", false}};
+    for (const Literal& l : literals_) screened.push_back({l.text, l.ignore_case});
+    screen_ = std::make_unique<core::LiteralScreen>(screened);
   }
   if (settings.patterns.empty()) return;
   auto set = std::make_unique<OperatorSet>();
@@ -187,32 +185,18 @@ bool Redactor::literal_at(std::string_view json, std::size_t i) const {
     return i + 5 < json.size() && json[i + 2] == '0' && json[i + 3] == '0' && json[i + 4] >= '2' &&
            json[i + 4] <= '7';
   }
-  const auto first = static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(json[i])));
-  for (std::uint8_t index : by_first_[first]) {
+  const auto* at = reinterpret_cast<const unsigned char*>(json.data()) + i;
+  for (std::uint8_t index : by_first_[kLower[at[0]]]) {
     const Literal& l = literals_[index];
-    if (json.size() - i < l.text.size()) continue;
-    const char* at = json.data() + i;
-    if (l.ignore_case ? ::strncasecmp(at, l.text.data(), l.text.size()) != 0
-                      : std::memcmp(at, l.text.data(), l.text.size()) != 0) {
-      continue;
-    }
+    if (json.size() - i < l.text.size() || !spelled_at(at, l.text, l.ignore_case)) continue;
     if (confirmed(l.confirm, json.substr(i + l.text.size()))) return true;
   }
   return false;
 }
 
 bool Redactor::may_hold_secret(std::string_view json) const {
-  if (!literals_.empty() && json.size() >= 2) {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(json.data());
-    // Every literal is 3 bytes or more (`\u00XX` is 6): one that starts at an even byte shows
-    // its first bigram at an even byte, one that starts at an odd byte its second. So the
-    // bigrams at even bytes are looked up (both kinds are in pairs_), half the lookups.
-    for (std::size_t i = 0, end = json.size() - 1; i < end; i += 2) {
-      if (pairs_[pair_of(bytes[i], bytes[i + 1])] &&
-          (literal_at(json, i) || (i > 0 && literal_at(json, i - 1)))) {
-        return true;
-      }
-    }
+  if (screen_ && screen_->any(json, [&](std::size_t i) { return literal_at(json, i); })) {
+    return true;
   }
   return operator_set_ && operator_set_->match(json);
 }

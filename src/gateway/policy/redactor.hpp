@@ -6,9 +6,9 @@
 //
 // Two steps, so that the common answer costs one pass over its bytes and no allocation:
 // may_hold_secret() screens the raw JSON text of a result (the literal that every built-in
-// match starts with, found through a table of byte pairs; an escaped ASCII character `\u00XX`,
-// which could hide one; and the operator's patterns as one RE2::Set), and only when it says
-// yes are the decoded strings parsed out and redact() run on each.
+// match starts with, found 16 bytes at a time by core::LiteralScreen; an escaped ASCII character
+// `\u00XX`, which could hide one; and the operator's patterns as one RE2::Set), and only when it
+// says yes are the decoded strings parsed out and redact() run on each.
 //
 // Ownership: owns its compiled patterns; immutable after construction. Threading: const
 // member functions may be called from any thread. Guarantees: redact() replaces each match by
@@ -16,6 +16,7 @@
 // nothing of what it replaced is kept or logged. Operator patterns were checked by the config
 // parser; one RE2 still refuses (it should not) is left out.
 #include "config/gateway_config.hpp"
+#include "core/literal_screen.hpp"
 
 #include <array>
 #include <bitset>
@@ -77,8 +78,9 @@ class Redactor {
   std::vector<Literal> literals_;  // the built-ins' screens
   // literals_ by the lower case of their first byte.
   std::array<std::vector<std::uint8_t>, 256> by_first_;
-  // The bigrams at offsets 0 and 1 of each literal (every case), and of `\u00`.
-  std::bitset<65536> pairs_;
+  // Where a literal (any case, for those that ignore it) or `\u0` may start: 16 bytes at a
+  // time; null without the built-ins.
+  std::unique_ptr<core::LiteralScreen> screen_;
   std::bitset<65536> triples_;  // a hash of the first three bytes of each, case folded
   class OperatorSet;
   std::unique_ptr<OperatorSet> operator_set_;  // null without operator patterns
