@@ -4,6 +4,7 @@
 
 #include <boost/container/small_vector.hpp>
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_stack.hpp>
@@ -32,9 +33,10 @@ class StrictHandler {
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
   // `temp`: the caller's scratch for the values under construction (most messages fit in it,
-  // so building the DOM allocates only the DOM itself).
-  StrictHandler(unsigned char* temp, std::size_t temp_size) : stack({}, temp, temp_size) {
-    stack.reset();
+  // so building the DOM allocates only the DOM itself); `storage`: where the DOM goes.
+  StrictHandler(unsigned char* temp, std::size_t temp_size, bj::storage_ptr storage)
+      : stack(storage, temp, temp_size) {
+    stack.reset(std::move(storage));
   }
 
   bj::value_stack stack;
@@ -251,7 +253,11 @@ boost::system::result<bj::value, ParseError> parse_with_boost(std::string_view t
   bj::parse_options opt;
   opt.max_depth = limits.max_depth;
   std::array<unsigned char, 4096> temp;
-  bj::basic_parser<StrictHandler> parser(opt, temp.data(), temp.size());
+  // The DOM in one growing arena, shared by its values and freed with the last of them: one
+  // or two allocations for a message instead of one per key, object and long string.
+  bj::basic_parser<StrictHandler> parser(
+      opt, temp.data(), temp.size(),
+      bj::make_shared_resource<bj::monotonic_resource>(std::max<std::size_t>(1024, text.size())));
   parser.handler().taken = taken;
   parser.handler().text = text;
   bj::error_code ec;

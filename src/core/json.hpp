@@ -2,10 +2,12 @@
 // Strict JSON parsing over Boost.JSON and raw-span access for byte-exact forwarding.
 //
 // parse_strict() builds the one editable DOM (boost::json::value), rejects duplicate keys
-// at every level and bounds nesting depth. Its error text names the kind of problem and the
-// byte offset, never the text. member_span() finds the raw text of a member of an object
-// that parse_strict() already accepted, so ids and payloads can be spliced through untouched
-// (Boost.JSON rewrites numbers when it serialises: 1.0 -> 1E0, huge integers -> doubles).
+// at every level and bounds nesting depth. The DOM lives in one arena (a shared
+// boost::json::monotonic_resource) freed with the last value that uses it: what is copied out
+// of it, or added to it, keeps and grows that arena. Its error text names the kind of problem and
+// the byte offset, never the text. member_span() finds the raw text of a member of an object that
+// parse_strict() already accepted, so ids and payloads can be spliced through untouched (Boost.JSON
+// rewrites numbers when it serialises: 1.0 -> 1E0, huge integers -> doubles).
 #include "core/error.hpp"
 
 #include <boost/json/value.hpp>

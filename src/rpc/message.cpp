@@ -6,6 +6,7 @@
 
 #include <array>
 #include <charconv>
+#include <memory>
 
 namespace sluice::rpc {
 namespace cj = core::json;
@@ -41,7 +42,10 @@ std::optional<ParseFailure> check_document(const std::string& text, const cj::Pa
       return ParseFailure{code::kInvalidRequest, "Invalid request: " + parsed.error().message,
                           recover_id(text)};
     }
-    dom = std::move(*parsed);
+    // Put in place, not assigned: an assignment would copy the DOM out of its own arena into
+    // `dom`'s storage.
+    std::destroy_at(&dom);
+    std::construct_at(&dom, std::move(*parsed));
   } else if (auto err = cj::validate(text, limits)) {
     if (err->problem == cj::ParseProblem::syntax)
       return ParseFailure{code::kParseError, "Parse error: " + err->message, "null"};

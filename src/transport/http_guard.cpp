@@ -54,6 +54,16 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+bool holds_in_any_case(std::string_view text, std::string_view lowered) {
+  const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  for (std::size_t i = 0; i + lowered.size() <= text.size(); ++i) {
+    std::size_t k = 0;
+    while (k < lowered.size() && fold(text[i + k]) == lowered[k]) ++k;
+    if (k == lowered.size()) return true;
+  }
+  return false;
+}
+
 RequestGuard::RequestGuard(const std::vector<std::string>& extra_hosts,
                            const std::vector<std::string>& extra_origins, std::string token,
                            double rate, bool limit_loopback)

@@ -9,6 +9,7 @@
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -27,7 +28,7 @@ namespace {
 constexpr auto kUntilWoken = std::chrono::hours(1);
 
 bool accepts(std::string_view accept, std::string_view type) {
-  return accept.find(type) != std::string_view::npos;
+  return holds_in_any_case(accept, type);
 }
 
 // Last-Event-ID "<stream>-<seq>" as this server issues them.
@@ -55,7 +56,7 @@ Reply HttpServerImpl::error_reply(http::status status, int code, std::string_vie
 
 std::shared_ptr<HttpSession> HttpServerImpl::find_session(const Request& req,
                                                           Reply& refusal) const {
-  std::string sid(req["Mcp-Session-Id"]);
+  const std::string_view sid = req["Mcp-Session-Id"];
   if (sid.empty()) {
     refusal = error_reply(http::status::bad_request, -32000,
                           "Bad Request: the Mcp-Session-Id header is required");
@@ -213,15 +214,14 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
 
 std::optional<rpc::Message> HttpServerImpl::read_post(Request& req, bool& wants_sse,
                                                       Reply& refusal) const {
-  std::string content_type = lower(req[http::field::content_type]);
-  std::string_view media =
-      cj::trim(std::string_view(content_type).substr(0, content_type.find(';')));
-  if (media != "application/json") {
+  const std::string_view content_type = req[http::field::content_type];
+  const std::string_view media = cj::trim(content_type.substr(0, content_type.find(';')));
+  if (!boost::beast::iequals(media, "application/json")) {
     refusal = error_reply(http::status::unsupported_media_type, -32000,
                           "Unsupported Media Type: the body must be application/json");
     return std::nullopt;
   }
-  std::string accept = lower(req[http::field::accept]);
+  const std::string_view accept = req[http::field::accept];
   wants_sse = accepts(accept, "text/event-stream");
   if (!wants_sse && !accepts(accept, "application/json") && !accepts(accept, "*/*")) {
     refusal = error_reply(http::status::not_acceptable, -32000,
@@ -307,7 +307,7 @@ asio::awaitable<bool> HttpServerImpl::answer_json(std::shared_ptr<Connection> co
 
 asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> conn, Request& req) {
   Reply reply;
-  if (!accepts(lower(req[http::field::accept]), "text/event-stream")) {
+  if (!accepts(req[http::field::accept], "text/event-stream")) {
     reply = error_reply(http::status::not_acceptable, -32000,
                         "Not Acceptable: the client must accept text/event-stream");
     co_return co_await write_reply(*conn, req, std::move(reply));

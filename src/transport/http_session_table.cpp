@@ -33,7 +33,7 @@ SessionTable::Opened SessionTable::open() {
   return out;
 }
 
-std::shared_ptr<HttpSession> SessionTable::find(const std::string& id) const {
+std::shared_ptr<HttpSession> SessionTable::find(std::string_view id) const {
   auto it = sessions_.find(id);
   return it == sessions_.end() ? nullptr : it->second;
 }

@@ -21,6 +21,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace sluice::transport {
@@ -50,7 +51,7 @@ class SessionTable {
   // the session is refused (and counted).
   Opened open();
   // The live session `id`, or nullptr.
-  std::shared_ptr<HttpSession> find(const std::string& id) const;
+  std::shared_ptr<HttpSession> find(std::string_view id) const;
   // Ends session `id` (its calls cancelled); retired while calls still run. False: unknown.
   bool end(const std::string& id, bool expired);
   // Ends every session (at stop).
@@ -69,7 +70,12 @@ class SessionTable {
   boost::asio::io_context& io_;
   const core::Limits& limits_;
   MakeHandler make_handler_;
-  std::unordered_map<std::string, std::shared_ptr<HttpSession>> sessions_;
+  // Looked up by the header's view, without a copy.
+  struct IdHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  };
+  std::unordered_map<std::string, std::shared_ptr<HttpSession>, IdHash, std::equal_to<>> sessions_;
   std::list<std::shared_ptr<HttpSession>> retired_;
   std::uint64_t next_number_ = 1;
   SessionCounters counters_;

@@ -8,9 +8,8 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <fmt/format.h>
-
 #include <array>
+#include <charconv>
 
 namespace sluice::transport {
 
@@ -21,7 +20,9 @@ namespace {
 
 // The response head of an SSE stream (chunked on HTTP/1.1).
 std::string sse_head(bool http11, bool keep, const Headers& headers) {
-  std::string head = http11 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n";
+  std::string head;
+  head.reserve(256);
+  head += http11 ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.0 200 OK\r\n";
   head +=
       "Server: sluice\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
       "X-Accel-Buffering: no\r\n";
@@ -32,8 +33,18 @@ std::string sse_head(bool http11, bool keep, const Headers& headers) {
   return head;
 }
 
-std::string chunk(bool http11, std::string_view data) {
-  return http11 ? fmt::format("{:x}\r\n{}\r\n", data.size(), data) : std::string(data);
+// Appends `first` then `second` to `out`, as one chunk on HTTP/1.1.
+void append_chunk(std::string& out, bool http11, std::string_view first, std::string_view second) {
+  if (http11) {
+    std::array<char, 16> size;
+    const auto end =
+        std::to_chars(size.data(), size.data() + size.size(), first.size() + second.size(), 16).ptr;
+    out.append(size.data(), end);
+    out += "\r\n";
+  }
+  out += first;
+  out += second;
+  if (http11) out += "\r\n";
 }
 
 // Appends the events of `stream` not yet handed to a connection.
@@ -128,11 +139,9 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
     if (events_due) {
       if (!head_sent) ++counters_.by_status[200];
       out = head_sent ? std::string() : std::move(head);
-      if (!priming.empty()) {
-        body.insert(0, priming);
-        priming.clear();
-      }
-      if (!body.empty()) out += chunk(http11, body);
+      out.reserve(out.size() + priming.size() + body.size() + 32);
+      if (!priming.empty() || !body.empty()) append_chunk(out, http11, priming, body);
+      priming.clear();
       if (done && http11) out += "0\r\n\r\n";
       body.clear();
       head_sent = true;
@@ -146,7 +155,8 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
         head_due = true;
         continue;
       }
-      out = chunk(http11, ": keepalive\n\n");
+      out.clear();
+      append_chunk(out, http11, ": keepalive\n\n", {});
     }
     const boost::system::error_code ec = co_await write_now(*conn, out);
     if (ec) {

@@ -37,6 +37,22 @@ TEST(JsonParseStrict, AValidDocumentBecomesItsDom) {
   EXPECT_TRUE(r->at("c").as_bool());
 }
 
+// The DOM lives in an arena shared by its values: what is copied or moved out of it stays
+// valid after the DOM is gone (under ASan, a use after free otherwise).
+TEST(JsonParseStrict, AValueTakenOutOfTheDomOutlivesIt) {
+  const std::string long_text(1000, 'x');
+  std::optional<bj::value> copied, moved;
+  {
+    auto dom = parse_strict(
+        R"({"a":{"key with a long name":[1,2,")" + long_text + R"("]},"b":{"c":"d"}})", {});
+    ASSERT_TRUE(dom);
+    copied.emplace(dom->at("a"));
+    moved.emplace(std::move(dom->as_object()["b"]));
+  }
+  EXPECT_EQ(copied->at("key with a long name").at(2).as_string(), long_text);
+  EXPECT_EQ(moved->at("c").as_string(), "d");
+}
+
 TEST(JsonParseStrict, ScalarsAndEmptyContainersAreDocuments) {
   for (std::string_view text : {"1", "\"s\"", "null", "{}", "[]", " [ ] "}) {
     EXPECT_TRUE(parse_strict(text, kLimits)) << text;
