@@ -18,10 +18,10 @@
 #include "mcp/session.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/container/devector.hpp>
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,7 +44,9 @@ struct SseStream {
   // its own (-32021: 400): that status, and the response in `json_body` too, so that an SSE
   // answer that has sent nothing yet can be a plain JSON one instead. 0: none.
   unsigned error_status = 0;
-  std::deque<std::pair<std::uint64_t, std::string>> events;  // (seq, formatted event)
+  // (seq, formatted event), oldest first. A devector takes no memory until the first event
+  // (a std::deque allocates two blocks, 576 bytes, for every stream it is in).
+  boost::container::devector<std::pair<std::uint64_t, std::string>> events;
   std::size_t bytes = 0;
   std::uint64_t next_seq = 1;
   std::uint64_t written = 0;  // the newest seq handed to a connection
