@@ -249,15 +249,12 @@ std::size_t skip_value(std::string_view t, std::size_t i) {
 // text this skeleton was made from, to be put back in their places.
 boost::system::result<bj::value, ParseError> parse_with_boost(std::string_view text,
                                                               const ParseLimits& limits,
-                                                              const LongStrings* taken) {
+                                                              const LongStrings* taken,
+                                                              bj::storage_ptr storage) {
   bj::parse_options opt;
   opt.max_depth = limits.max_depth;
   std::array<unsigned char, 4096> temp;
-  // The DOM in one growing arena, shared by its values and freed with the last of them: one
-  // or two allocations for a message instead of one per key, object and long string.
-  bj::basic_parser<StrictHandler> parser(
-      opt, temp.data(), temp.size(),
-      bj::make_shared_resource<bj::monotonic_resource>(std::max<std::size_t>(1024, text.size())));
+  bj::basic_parser<StrictHandler> parser(opt, temp.data(), temp.size(), std::move(storage));
   parser.handler().taken = taken;
   parser.handler().text = text;
   bj::error_code ec;
@@ -284,15 +281,24 @@ std::optional<ParseError> validate_with_boost(std::string_view text, const Parse
 }  // namespace
 
 boost::system::result<bj::value, ParseError> parse_strict(std::string_view text,
-                                                          const ParseLimits& limits) {
+                                                          const ParseLimits& limits,
+                                                          Storage storage) {
+  // The arena: one growing block shared by the DOM's values and freed with the last of them,
+  // one or two allocations for a message instead of one per key, object and long string.
+  const auto storage_for = [&](std::string_view parsed) {
+    return storage == Storage::arena ? bj::make_shared_resource<bj::monotonic_resource>(
+                                           std::max<std::size_t>(1024, parsed.size()))
+                                     : bj::storage_ptr();
+  };
   // Long string values are decoded here (take_out_long_strings, decode_string) and handed to
   // the DOM in their place, the rest parsed by Boost.JSON: the same DOM, without Boost's byte
   // by byte path through an escaped string. Any failure is the whole text's, for its error.
   LongStrings taken = take_out_long_strings(text, LongStrings::Take::values);
   if (!taken.doubtful && !taken.skeleton.empty()) {
-    if (auto dom = parse_with_boost(taken.skeleton, limits, &taken)) return dom;
+    if (auto dom = parse_with_boost(taken.skeleton, limits, &taken, storage_for(taken.skeleton)))
+      return dom;
   }
-  return parse_with_boost(text, limits, nullptr);
+  return parse_with_boost(text, limits, nullptr, storage_for(text));
 }
 
 std::optional<ParseError> validate(std::string_view text, const ParseLimits& limits) {

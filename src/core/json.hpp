@@ -2,12 +2,13 @@
 // Strict JSON parsing over Boost.JSON and raw-span access for byte-exact forwarding.
 //
 // parse_strict() builds the one editable DOM (boost::json::value), rejects duplicate keys
-// at every level and bounds nesting depth. The DOM lives in one arena (a shared
-// boost::json::monotonic_resource) freed with the last value that uses it: what is copied out
-// of it, or added to it, keeps and grows that arena. Its error text names the kind of problem and
-// the byte offset, never the text. member_span() finds the raw text of a member of an object that
-// parse_strict() already accepted, so ids and payloads can be spliced through untouched (Boost.JSON
-// rewrites numbers when it serialises: 1.0 -> 1E0, huge integers -> doubles).
+// at every level and bounds nesting depth. With Storage::arena (a client message's, parsed on
+// every call) the DOM lives in one arena, a shared boost::json::monotonic_resource freed with the
+// last value that uses it: what is copied out of it, or added to it, keeps and grows that arena;
+// a DOM kept long (a listing, a file) stays on the heap. Its error text names the kind of problem
+// and the byte offset, never the text. member_span() finds the raw text of a member of an object
+// that parse_strict() already accepted, so ids and payloads can be spliced through untouched
+// (Boost.JSON rewrites numbers when it serialises: 1.0 -> 1E0, huge integers -> doubles).
 #include "core/error.hpp"
 
 #include <boost/json/value.hpp>
@@ -31,8 +32,11 @@ struct ParseError {
   std::string message;  // value-free
 };
 
+enum class Storage { heap, arena };
+
 boost::system::result<boost::json::value, ParseError> parse_strict(std::string_view text,
-                                                                   const ParseLimits& limits);
+                                                                   const ParseLimits& limits,
+                                                                   Storage storage = Storage::heap);
 
 // Checks that `text` is one well-formed JSON document within the depth limit, without
 // building a DOM (for payloads that are only spliced through).

@@ -35,7 +35,7 @@ std::string recover_id(std::string_view text) {
 std::optional<ParseFailure> check_document(const std::string& text, const cj::ParseLimits& limits,
                                            Strictness strictness, boost::json::value& dom) {
   if (strictness == Strictness::client) {
-    auto parsed = cj::parse_strict(text, limits);
+    auto parsed = cj::parse_strict(text, limits, cj::Storage::arena);
     if (!parsed) {
       if (parsed.error().problem == cj::ParseProblem::syntax)
         return ParseFailure{code::kParseError, "Parse error: " + parsed.error().message, "null"};

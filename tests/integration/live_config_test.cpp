@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <thread>
 
 namespace sluice::test {
 namespace {
@@ -108,7 +109,15 @@ TEST_F(LiveConfig, AnAddedServerIsFoundWithoutRestartingSluice) {
                              R"({"query":"echo","filters":{"server":"two"}})");
   EXPECT_NE(bj::serialize(found).find("two::echo"), std::string::npos) << bj::serialize(found);
   EXPECT_EQ(sluice_->pid(), pid);
-  EXPECT_NE(sluice_->stderr_text().find("ds_config_reload"), std::string::npos);
+  // The log is written by its own thread: wait for the line (bounded), do not race it.
+  std::string err = sluice_->stderr_text();
+  for (auto until = std::chrono::steady_clock::now() + kGuard;
+       err.find("ds_config_reload") == std::string::npos &&
+       std::chrono::steady_clock::now() < until;
+       err = sluice_->stderr_text()) {
+    std::this_thread::yield();
+  }
+  EXPECT_NE(err.find("ds_config_reload"), std::string::npos) << err;
 }
 
 TEST_F(LiveConfig, ARemovedServersChildIsGoneAndHealthNoLongerListsIt) {

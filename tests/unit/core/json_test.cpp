@@ -37,14 +37,15 @@ TEST(JsonParseStrict, AValidDocumentBecomesItsDom) {
   EXPECT_TRUE(r->at("c").as_bool());
 }
 
-// The DOM lives in an arena shared by its values: what is copied or moved out of it stays
-// valid after the DOM is gone (under ASan, a use after free otherwise).
+// A DOM in an arena shares it with its values: what is copied or moved out of it stays valid
+// after the DOM is gone (under ASan, a use after free otherwise).
 TEST(JsonParseStrict, AValueTakenOutOfTheDomOutlivesIt) {
   const std::string long_text(1000, 'x');
   std::optional<bj::value> copied, moved;
   {
-    auto dom = parse_strict(
-        R"({"a":{"key with a long name":[1,2,")" + long_text + R"("]},"b":{"c":"d"}})", {});
+    auto dom =
+        parse_strict(R"({"a":{"key with a long name":[1,2,")" + long_text + R"("]},"b":{"c":"d"}})",
+                     {}, Storage::arena);
     ASSERT_TRUE(dom);
     copied.emplace(dom->at("a"));
     moved.emplace(std::move(dom->as_object()["b"]));
