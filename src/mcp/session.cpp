@@ -14,10 +14,6 @@ namespace sluice::mcp {
 namespace cj = core::json;
 
 namespace {
-// How far ahead a waiting request's wake-up timer is set: later than any deadline the
-// deadline timer keeps, so that it never becomes the reactor's earliest timer.
-constexpr std::chrono::hours kFarAhead{24 * 30};
-
 // `timeout` from now; time_point::max() (no deadline) for one too long to add to the clock.
 core::Clock::time_point deadline_after(std::chrono::milliseconds timeout) {
   constexpr std::chrono::hours kForever{24 * 365 * 100};
@@ -80,7 +76,10 @@ std::shared_ptr<Session> Session::create(asio::io_context& io, SessionOptions op
 }
 
 Session::Session(asio::io_context& io, SessionOptions options)
-    : io_(io), options_(std::move(options)), deadline_timer_(io) {}
+    : io_(io),
+      wakeups_(core::WakeupService::of(io)),
+      options_(std::move(options)),
+      deadline_timer_(io) {}
 
 Session::~Session() = default;
 
@@ -206,7 +205,7 @@ void Session::on_oversized_frame(std::string_view head, std::size_t total_bytes)
           rpc::make_error(std::to_string(n), rpc::code::kInternalError, "response too large"),
           parse_limits(), rpc::Strictness::peer);
       it->second->reply = std::move(std::get<rpc::Message>(err));
-      it->second->wake.cancel();
+      it->second->wake_later();  // the session goes on below
     }
   }
   if (handler_) handler_->on_bad_frame("message too large");
@@ -218,7 +217,7 @@ void Session::on_closed() {
   for (auto& [id, call] : pending_) {
     if (call->settled()) continue;  // its answer arrived first: keep it
     call->status = Reply::Status::closed;
-    call->wake.cancel();
+    call->wake_later();  // a caller resumed now would change pending_ during this walk
   }
   deadline_timer_.cancel();
   deadline_armed_ = core::Clock::time_point::max();
@@ -253,7 +252,10 @@ void Session::handle_response(rpc::Message message) {
   }
   call->status = message.kind() == rpc::Kind::result ? Reply::Status::result : Reply::Status::error;
   call->reply = std::move(message);
-  call->wake.cancel();
+  // The caller goes on at once (to its answer, often a write that the read batch this came
+  // in holds, see transport::WriteBatch). It may drop the last other hold on this session.
+  auto keep = shared_from_this();
+  call->wake_now();
 }
 
 void Session::handle_cancel(const rpc::Message& message) {
@@ -321,7 +323,7 @@ void Session::sweep_deadlines() {
     }
     if (call->deadline <= now) {
       call->timed_out = true;
-      call->wake.cancel();
+      call->wake_later();
     } else {
       next = std::min(next, call->deadline);
     }
@@ -346,7 +348,7 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled};
   std::uint64_t id = next_id_++;
   if (id_out) *id_out = id;
-  PendingAnswer call(io_);
+  PendingAnswer call(wakeups_);
   call.timeout = timeout;
   call.tracking = tracking;
   call.deadline = deadline_after(timeout);
@@ -364,16 +366,12 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   if (cancel) {
     registration = cancel->on_cancel([&call] {
       call.cancel_requested = true;
-      call.wake.cancel();
+      call.wake_later();
     });
   }
   watch_deadline(call.deadline);
-  // Woken by a cancel of `wake` (see PendingAnswer); should the far expiry pass, wait again.
-  call.wake.expires_after(kFarAhead);
   while (!call.settled() && !call.cancel_requested && !call.timed_out) {
-    boost::system::error_code ec;
-    co_await call.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec) call.wake.expires_after(kFarAhead);
+    co_await call.woken.sleep();
   }
   if (cancel) cancel->remove(registration);
   if (call.settled()) {
@@ -401,7 +399,12 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
 }
 
 OutstandingRequest::OutstandingRequest(std::shared_ptr<Session> session, std::uint64_t id)
-    : session_(std::move(session)), id_(id), answer_(session_->io()) {}
+    : session_(std::move(session)),
+      id_(id),
+      timer_(session_->io()),
+      answer_(core::WakeupService::of(session_->io())) {
+  answer_.bounded = &timer_;
+}
 
 OutstandingRequest::~OutstandingRequest() { forget(); }
 
@@ -419,9 +422,9 @@ asio::awaitable<Reply> OutstandingRequest::wait_until(std::chrono::steady_clock:
       co_return reply;
     }
     if (core::Clock::now() >= until) co_return Reply{Reply::Status::timeout};
-    answer_.wake.expires_at(until);
+    timer_.expires_at(until);
     boost::system::error_code ec;
-    co_await answer_.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
 }
 

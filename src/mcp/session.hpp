@@ -14,6 +14,7 @@
 #include "core/clock.hpp"
 #include "core/json.hpp"
 #include "core/limits.hpp"
+#include "core/wakeup.hpp"
 #include "mcp/era.hpp"
 #include "rpc/message.hpp"
 
@@ -89,13 +90,15 @@ struct CallTracking {
 
 // An outgoing request not settled yet: its answer (or error), or the close, once one came.
 // Internal to the session and OutstandingRequest.
-// The waiting caller sleeps on `wake`, a timer set far ahead that is cancelled to wake it: when
-// the request settles, its caller cancels, or its deadline passes. Deadlines are kept by the
-// session's one deadline timer (Session::watch_deadline), so a request neither arms nor
-// disarms a timer of its own: no timer system call per request.
+// Its caller sleeps until the request settles, its caller cancels, or its deadline passes:
+// Session::request on `woken`, which the answer resumes at once (no trip through the
+// io_context's queue), an OutstandingRequest's holder on that request's own timer (`bounded`).
+// Deadlines are kept by the session's one deadline timer (Session::watch_deadline), so a
+// request neither arms nor disarms a timer of its own: no timer system call per request.
 struct PendingAnswer {
-  explicit PendingAnswer(asio::io_context& io) : wake(io) {}
-  core::Timer wake;
+  explicit PendingAnswer(core::WakeupService& wakeups) : woken(wakeups) {}
+  core::Wakeup woken;
+  core::Timer* bounded = nullptr;
   std::optional<rpc::Message> reply;
   Reply::Status status = Reply::Status::timeout;  // result, error or closed once settled
   bool cancel_requested = false;
@@ -108,6 +111,16 @@ struct PendingAnswer {
   bool settled() const {
     return status == Reply::Status::result || status == Reply::Status::error ||
            status == Reply::Status::closed;
+  }
+  // Resumes the waiting caller before returning: this PendingAnswer may be gone after it.
+  void wake_now() {
+    if (bounded != nullptr) bounded->cancel();
+    woken.wake_now();
+  }
+  // Queues the caller's resumption: for a waker that walks pending requests or goes on.
+  void wake_later() {
+    if (bounded != nullptr) bounded->cancel();
+    woken.wake_later();
   }
 };
 
@@ -243,6 +256,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void sweep_deadlines();
 
   asio::io_context& io_;
+  core::WakeupService& wakeups_;
   SessionOptions options_;
   core::Limits default_limits_;
   Outbox* outbox_ = nullptr;
@@ -283,6 +297,7 @@ class OutstandingRequest {
   void forget();
   std::shared_ptr<Session> session_;
   std::uint64_t id_;
+  core::Timer timer_;  // bounds a wait_until
   PendingAnswer answer_;
 };
 

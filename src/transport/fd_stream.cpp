@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <memory>
+#include <vector>
 
 namespace sluice::transport {
 namespace {
@@ -55,7 +57,26 @@ bool pollable(int fd) {
   return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
+// The open WriteBatches of this thread, and the streams they hold frames for.
+thread_local int batch_depth = 0;
+thread_local std::vector<std::shared_ptr<FdStream>> held_streams;
+
 }  // namespace
+
+WriteBatch::WriteBatch() noexcept { ++batch_depth; }
+
+WriteBatch::~WriteBatch() {
+  if (--batch_depth > 0) return;
+  // A write may end a stream, whose owner may then send elsewhere: taken as a list of its own.
+  while (!held_streams.empty()) {
+    std::vector<std::shared_ptr<FdStream>> streams;
+    streams.swap(held_streams);
+    for (auto& stream : streams) {
+      stream->held_ = false;
+      stream->write_held();
+    }
+  }
+}
 
 std::shared_ptr<FdStream> FdStream::create(asio::io_context& io, int in_fd, int out_fd,
                                            const core::Limits& limits, OverlongLine overlong) {
@@ -77,7 +98,13 @@ FdStream::FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limi
       raw_in_fd_ = in_fd;
     }
   }
-  if (out_fd >= 0) output_.assign(out_fd);
+  if (out_fd >= 0) {
+    output_.assign(out_fd);
+    // A held batch is written at once (write_held): the fd must take what it can and say
+    // would_block, not block. (Asio makes it non-blocking at its first wait anyway.)
+    boost::system::error_code ec;
+    output_.non_blocking(true, ec);
+  }
 }
 
 FdStream::~FdStream() {
@@ -124,7 +151,10 @@ asio::awaitable<void> FdStream::read_loop() {
                                           asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
     }
-    splitter_.feed(std::string_view(buf.data(), n), deliver);
+    {
+      WriteBatch batch;
+      splitter_.feed(std::string_view(buf.data(), n), deliver);
+    }
     if (end_at_limit && !violation_ && splitter_.overflowing()) {
       // Past the limit with no end in sight: the peer is not waited for (its line may never
       // end). The answer it belongs to, when its id is in the head, fails as too large.
@@ -156,10 +186,28 @@ void FdStream::send(std::string frame) {
     queued_ += frame;
   }
   queued_ += '\n';
-  if (!write_in_flight_) start_write();
+  if (write_in_flight_ || held_) return;
+  if (batch_depth > 0) {
+    held_ = true;
+    held_streams.push_back(shared_from_this());
+    return;
+  }
+  start_write();
 }
 
-void FdStream::start_write() {
+void FdStream::write_held() {
+  if (write_in_flight_ || queued_.empty() || !output_.is_open()) return;
+  boost::system::error_code ec;
+  const std::size_t written = asio::write(output_, asio::buffer(queued_), ec);
+  if (written == queued_.size()) {
+    queued_.clear();
+    if (close_output_after_write_) output_.close(ec);
+    return;
+  }
+  start_write(written);  // the rest waits for room; an error is reported by its completion
+}
+
+void FdStream::start_write(std::size_t written) {
   if (queued_.empty() || !output_.is_open()) {
     if (close_output_after_write_ && output_.is_open()) {
       boost::system::error_code ec;
@@ -170,7 +218,7 @@ void FdStream::start_write() {
   writing_.swap(queued_);
   queued_.clear();
   write_in_flight_ = true;
-  asio::async_write(output_, asio::buffer(writing_),
+  asio::async_write(output_, asio::buffer(writing_.data() + written, writing_.size() - written),
                     [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
                       self->write_in_flight_ = false;
                       self->writing_.clear();
@@ -194,6 +242,11 @@ void FdStream::close_output() {
 
 void FdStream::close() {
   boost::system::error_code ec;
+  if (held_ && !write_in_flight_ && !queued_.empty() && output_.is_open()) {
+    // Frames held for the batch's end go as far as the fd takes them now, as they would
+    // have had they been written when sent.
+    (void)asio::write(output_, asio::buffer(queued_), ec);
+  }
   input_.close(ec);
   output_.close(ec);
   if (raw_in_fd_ >= 0) {

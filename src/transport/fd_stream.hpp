@@ -9,6 +9,10 @@
 // a message larger than its buffer is enlarged once (grow_pipe in fd_stream.cpp), so that a
 // large message crosses it in fewer rounds of the writer and the reader.
 //
+// The messages that the lines of one read produce (the answers of a batch a downstream wrote,
+// the calls of a batch a client wrote) are written when the read's lines are all delivered
+// (WriteBatch): one write per destination, made at once, with no completion to queue.
+//
 // Threading: the owning io_context thread only. Ownership: holds both fds (closed on
 // close() or destruction); created by shared_ptr because its read loop keeps it alive.
 #include "core/limits.hpp"
@@ -29,6 +33,16 @@ namespace asio = boost::asio;
 enum class OverlongLine {
   refuse,      // dropped as it arrives; the session is told its head and size at its end
   end_stream,  // at the limit: the session is told its head, reading stops, the stream ends
+};
+
+// While one is open on this thread, frames sent to any FdStream are held, and written when the
+// outermost one closes (a stream already writing adds them to its next write as before).
+class WriteBatch {
+ public:
+  WriteBatch() noexcept;
+  ~WriteBatch();
+  WriteBatch(const WriteBatch&) = delete;
+  WriteBatch& operator=(const WriteBatch&) = delete;
 };
 
 class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStream> {
@@ -60,8 +74,12 @@ class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStrea
  private:
   FdStream(asio::io_context& io, int in_fd, int out_fd, const core::Limits& limits,
            OverlongLine overlong);
+  friend class WriteBatch;
   asio::awaitable<void> read_loop();
-  void start_write();
+  // Writes what is queued without waiting: what the fd does not take is written by
+  // start_write, from `written` on.
+  void write_held();
+  void start_write(std::size_t written = 0);
   void finish(bool error);
 
   asio::io_context& io_;
@@ -77,6 +95,7 @@ class FdStream : public mcp::Outbox, public std::enable_shared_from_this<FdStrea
   std::string queued_;
   std::string writing_;
   bool write_in_flight_ = false;
+  bool held_ = false;  // in the open WriteBatch's list
   bool close_output_after_write_ = false;
   bool finished_ = false;
   bool input_grown_ = false;   // the input pipe's enlargement was tried

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -182,6 +183,26 @@ TEST_F(SessionTest, AnOutgoingRequestIsMatchedToItsResponseById) {
   EXPECT_EQ((*reply)->message->result(), R"({"tools":[],"n":1.0})");
   EXPECT_EQ(session_->pending_outgoing(), 0u);
   EXPECT_EQ(frames().size(), 1u);
+}
+
+// Awaits one request and notes that its caller went on.
+asio::awaitable<void> await_answer(std::shared_ptr<Session> session, std::uint64_t* id,
+                                   std::optional<Reply::Status>* status) {
+  Reply reply = co_await session->request("a", "", 10s, nullptr, id);
+  *status = reply.status;
+}
+
+TEST_F(SessionTest, AnAnswerResumesItsCallerBeforeItsDeliveryReturns) {
+  start(rpc::Strictness::peer);
+  std::uint64_t id = 0;
+  std::optional<Reply::Status> status;
+  asio::co_spawn(io_, await_answer(session_, &id, &status), asio::detached);
+  ASSERT_TRUE(run_until([&] { return frames().size() == 1; }));
+  session_->on_frame(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})");
+  // No turn of the loop in between: the caller's answer (a write of the batch the answer
+  // came in) is made while that batch is delivered.
+  EXPECT_EQ(status, Reply::Status::result);
+  EXPECT_EQ(session_->pending_outgoing(), 0u);
 }
 
 TEST_F(SessionTest, ConcurrentRequestsAnsweredOutOfOrderEachGetTheirOwnResponse) {

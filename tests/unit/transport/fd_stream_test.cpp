@@ -24,6 +24,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +75,7 @@ class Fd {
 class RecordingHandler : public mcp::Handler {
  public:
   asio::awaitable<void> on_request(mcp::IncomingRequest& request) override {
+    if (before_answer) before_answer();
     events.push_back("request " + std::string(request.message().method()));
     request.respond_result("{}");
     co_return;
@@ -85,6 +87,7 @@ class RecordingHandler : public mcp::Handler {
     events.push_back("bad: " + std::string(reason));
   }
   std::vector<std::string> events;
+  std::function<void()> before_answer;  // runs as each request comes, before its answer
 };
 
 // A notification whose params name it: {"i":<i>}.
@@ -418,6 +421,71 @@ TEST_F(FdStreamTest, SendsWhileAWriteIsInFlightFollowItWholeAndInOrder) {
   stream_->send("c");
   ASSERT_TRUE(run_until([&] { return output_lines().size() >= 3; }));
   EXPECT_EQ(output_lines(), (std::vector<std::string>{big, "b", "c"}));
+}
+
+// ---- Batches: what the lines of one read send leaves together -------------------------------
+
+TEST_F(FdStreamTest, FramesSentDuringABatchLeaveTogetherWhenItCloses) {
+  make_stream();
+  start();
+  {
+    WriteBatch batch;
+    stream_->send(note(1));
+    {
+      WriteBatch inner;
+      stream_->send(note(2));
+    }
+    drain_output();
+    EXPECT_EQ(output_, "");  // held until the outermost batch closes
+  }
+  // Written as the batch closes, not by a later turn of the loop.
+  EXPECT_EQ(output_lines(), (std::vector<std::string>{note(1), note(2)}));
+  stream_->send(note(3));  // outside a batch: written as it is sent
+  EXPECT_EQ(output_lines().size(), 3u);
+}
+
+TEST_F(FdStreamTest, TheAnswersToTheLinesOfOneReadLeaveWhenAllAreDelivered) {
+  make_stream();
+  start();
+  std::vector<int> answered_bytes_seen;
+  handler_.before_answer = [&] {
+    int n = -1;
+    ::ioctl(from_stream_.get(), FIONREAD, &n);
+    answered_bytes_seen.push_back(n);
+  };
+  write_input(R"({"jsonrpc":"2.0","id":1,"method":"a"})"
+              "\n"
+              R"({"jsonrpc":"2.0","id":2,"method":"b"})"
+              "\n");
+  ASSERT_TRUE(run_until([&] { return output_lines().size() == 2; }));
+  // Both came in one read: the first answer was held while the second request was served.
+  EXPECT_EQ(answered_bytes_seen, (std::vector<int>{0, 0}));
+}
+
+TEST_F(FdStreamTest, FramesHeldByABatchStillLeaveWhenTheStreamClosesDuringIt) {
+  make_stream();
+  start();
+  {
+    WriteBatch batch;
+    stream_->send(note(1));
+    stream_->close();
+  }
+  EXPECT_EQ(output_lines(), (std::vector<std::string>{note(1)}));
+  EXPECT_TRUE(output_ended_);
+}
+
+TEST_F(FdStreamTest, CloseOutputDuringABatchWritesTheHeldFramesThenEnds) {
+  make_stream();
+  start();
+  {
+    WriteBatch batch;
+    stream_->send(note(1));
+    stream_->close_output();
+    drain_output();
+    EXPECT_FALSE(output_ended_);
+  }
+  EXPECT_EQ(output_lines(), (std::vector<std::string>{note(1)}));
+  EXPECT_TRUE(output_ended_);
 }
 
 // ---- Pipes: enlarged once they carry a large message --------------------------------------
