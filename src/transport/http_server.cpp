@@ -218,8 +218,12 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
       co_await write_refusal(*conn, parser.get().version(), std::move(refusal));
       break;
     }
-    conn->stream.expires_after(limits_.http_body_timeout);
-    co_await http::async_read(conn->stream, conn->buffer, parser, asio::redirect_error(kAwait, ec));
+    take_buffered_body(*conn, parser, ec);
+    if (!ec && !parser.is_done()) {
+      conn->stream.expires_after(limits_.http_body_timeout);
+      co_await http::async_read(conn->stream, conn->buffer, parser,
+                                asio::redirect_error(kAwait, ec));
+    }
     if (ec) {
       co_await write_refusal(*conn, parser.get().version(),
                              read_refusal(ec, limits_.max_message_bytes));
@@ -273,6 +277,21 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
     conn.stream.expires_never();
   }
   co_return !ec && keep;
+}
+
+void HttpServerImpl::take_buffered_body(Connection& conn,
+                                        http::request_parser<http::string_body>& parser,
+                                        boost::system::error_code& ec) {
+  parser.eager(true);  // through every chunk of a chunked body, as Beast's own read does
+  while (!parser.is_done() && conn.buffer.size() > 0) {
+    const std::size_t used = parser.put(conn.buffer.data(), ec);
+    conn.buffer.consume(used);
+    if (ec == http::error::need_more) {
+      ec = {};
+      return;
+    }
+    if (ec || used == 0) return;
+  }
 }
 
 asio::awaitable<boost::system::error_code> HttpServerImpl::write_now(Connection& conn,

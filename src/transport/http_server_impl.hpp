@@ -25,6 +25,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -103,6 +104,11 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // A connection may wait for another request: not stopping, its address under its cap.
   bool may_keep_alive(const Connection& conn) const;
   Task<bool> write_reply(Connection& conn, const Request& req, Reply reply);
+  // Parses what of the body the head's read already buffered (usually all of it), so that
+  // only a body still on its way is read, with its own deadline and timer.
+  static void take_buffered_body(
+      Connection& conn, boost::beast::http::request_parser<boost::beast::http::string_body>& parser,
+      boost::system::error_code& ec);
   // Writes `bytes` (which stay alive until it returns) at once as far as the socket takes
   // them, the rest within the write deadline.
   Task<boost::system::error_code> write_now(Connection& conn, std::string_view bytes);

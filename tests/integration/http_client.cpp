@@ -310,6 +310,13 @@ bool HttpConnection::wait_closed(std::chrono::milliseconds guard) {
   return true;
 }
 
+int HttpConnection::local_port() const {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return -1;
+  return ntohs(addr.sin_port);
+}
+
 bool HttpConnection::closed_now() {
   if (eof_) return true;
   fill(std::chrono::steady_clock::now());

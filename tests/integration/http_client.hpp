@@ -65,6 +65,8 @@ class HttpConnection {
   bool wait_closed(std::chrono::milliseconds guard = kGuard);
   // True when the peer has closed the connection by now (non-blocking check).
   bool closed_now();
+  // The local (client-side) port of the connection.
+  int local_port() const;
   // True when the response body has fully arrived.
   bool body_done() const { return body_done_; }
 

@@ -3,6 +3,12 @@
 // sent, and sluice still answers a good request afterwards.
 #include "http_fixture.hpp"
 
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
 namespace sluice::test {
 namespace {
 
@@ -150,6 +156,64 @@ TEST_F(HttpFrontEnd, ATransferCodingOtherThanChunkedIs501) {
     EXPECT_EQ(r->status, 200) << r->all();
   }
   sentinels_.insert("sentinel-7f3a");
+  expect_serving();
+}
+
+// Bytes that arrived on sluice's end of the connection from `client_port` to `server_port`
+// and that sluice has not read yet (rx_queue in /proc/net/tcp); -1 when the socket is not
+// listed.
+long unread_by_server(int server_port, int client_port) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the column names
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues;
+    if (!(fields >> slot >> local >> remote >> state >> queues)) continue;
+    auto port_of = [](const std::string& address) {
+      return std::stoi(address.substr(address.find(':') + 1), nullptr, 16);
+    };
+    if (port_of(local) != server_port || port_of(remote) != client_port) continue;
+    return std::stol(queues.substr(queues.find(':') + 1), nullptr, 16);
+  }
+  return -1;
+}
+
+// A body is mostly read with its head: what of it came along is parsed from the buffer, and
+// only the rest is read. Neither a request right behind it nor a body cut short may be lost.
+TEST_F(HttpFrontEnd, RequestsBackToBackAndABodyInPiecesAreEachAnsweredWhole) {
+  start();
+  auto sid = initialize();
+  const std::string host_line = "Host: " + host() + "\r\n";
+  const std::string session_line = "Mcp-Session-Id: " + sid + "\r\n";
+  auto post_of = [&](const std::string& id) {
+    std::string body = rpc(id, "ping");
+    return "POST /mcp HTTP/1.1\r\n" + host_line +
+           "Content-Type: application/json\r\nAccept: application/json\r\n" + session_line +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  };
+  HttpConnection c(port_);
+  ASSERT_TRUE(c.send(post_of("71") + post_of("72")));
+  for (const char* id : {"71", "72"}) {
+    auto r = c.read_response();
+    ASSERT_TRUE(r.has_value()) << "no answer to " << id;
+    EXPECT_EQ(r->status, 200) << r->all();
+    EXPECT_NE(r->body.find(std::string(R"("id":)") + id + ","), std::string::npos) << r->body;
+  }
+  const std::string cut = post_of("73");
+  const std::size_t half = cut.size() - 12;  // inside the body
+  ASSERT_TRUE(c.send(cut.substr(0, half)));
+  // The rest is sent only once sluice has read the head and the start of the body.
+  const auto give_up = std::chrono::steady_clock::now() + kGuard;
+  while (unread_by_server(port_, c.local_port()) != 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "sluice never read the head";
+    std::this_thread::yield();
+  }
+  ASSERT_TRUE(c.send(cut.substr(half)));
+  auto r = c.read_response();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->all();
+  EXPECT_NE(r->body.find(R"("id":73,)"), std::string::npos) << r->body;
   expect_serving();
 }
 
