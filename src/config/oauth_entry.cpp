@@ -1,5 +1,7 @@
 #include "config/detail/oauth_entry.hpp"
 
+#include "core/ascii.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -13,20 +15,10 @@ constexpr Range kCallbackPortRange{0, 65535};
 constexpr std::array<std::string_view, 6> kOAuthKeys{
     "clientId", "clientSecret", "clientMetadataUrl", "redirectUri", "scopes", "callbackPort"};
 
-bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-    if (c != prefix[i]) return false;
-  }
-  return true;
-}
-
 // http://127.0.0.1, http://localhost or http://[::1], then a port, a path or nothing.
 bool is_loopback_http(std::string_view url) {
   for (std::string_view host : {"http://127.0.0.1", "http://localhost", "http://[::1]"}) {
-    if (!starts_with_ignoring_case(url, host)) continue;
+    if (!core::ascii::starts_with_in_any_case(url, host)) continue;
     std::string_view rest = url.substr(host.size());
     if (rest.empty() || rest.front() == ':' || rest.front() == '/') return true;
   }
@@ -60,7 +52,7 @@ core::Result<std::vector<std::string>> read_scopes(const bj::value& v, const Whe
 core::Result<std::string> read_url(const bj::value& v, const Where& at, bool https_only) {
   core::Result<std::string_view> text = read_text(v, at, kUrlText, true);
   if (!text) return text.error();
-  if (https_only && !starts_with_ignoring_case(*text, "https://")) {
+  if (https_only && !core::ascii::starts_with_in_any_case(*text, "https://")) {
     return problem(at, "is not an https:// URL");
   }
   if (!https_only && !is_loopback_http(*text)) {

@@ -4,6 +4,7 @@
 #include "config/detail/policy_block.hpp"
 #include "config/env_hygiene.hpp"
 #include "config/interpolate.hpp"
+#include "core/ascii.hpp"
 #include "core/describe.hpp"
 #include "core/display.hpp"
 
@@ -66,23 +67,9 @@ bool is_env_name(std::string_view name) {
          name.find('\0') == std::string_view::npos;
 }
 
-std::string ascii_lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  }
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; };
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [&](char x, char y) { return lower(x) == lower(y); });
-}
-
 bool starts_with_http_scheme(std::string_view url) {
-  return (url.size() >= 7 && iequals(url.substr(0, 7), "http://")) ||
-         (url.size() >= 8 && iequals(url.substr(0, 8), "https://"));
+  return core::ascii::starts_with_in_any_case(url, "http://") ||
+         core::ascii::starts_with_in_any_case(url, "https://");
 }
 
 // The keys a server entry may hold: the format's own, and keys other MCP clients write
@@ -90,10 +77,9 @@ bool starts_with_http_scheme(std::string_view url) {
 // only skip a confirmation sluice never asks for). Anything else is reported, once per file.
 bool is_known_entry_key(std::string_view key) {
   static const std::unordered_set<std::string_view> kKnown{
-      "type",     "command",     "args",        "env",        "cwd",
-      "url",      "headers",     "sluice",      "timeoutMs",  "idleTimeoutMs",
-      "disabled", "description", "autoApprove", "alwaysAllow", "oauth",
-      "caFile",   "allowHttp"};
+      "type",        "command",     "args",      "env",           "cwd",      "url",
+      "headers",     "sluice",      "timeoutMs", "idleTimeoutMs", "disabled", "description",
+      "autoApprove", "alwaysAllow", "oauth",     "caFile",        "allowHttp"};
   return kKnown.contains(key);
 }
 
@@ -298,7 +284,7 @@ core::Result<RemoteServer> ServerEntryParser::parse_remote(const bj::object& ent
                        fmt::format("invalid header name ({})", core::describe_text(name)),
                        "expected HTTP token characters");
       }
-      if (!lowered.insert(ascii_lower(name)).second) {
+      if (!lowered.insert(core::ascii::lowered(name)).second) {
         return problem(where.key("entry"), "duplicate header name (names ignore case)");
       }
       core::Result<std::string_view> value =
@@ -308,9 +294,9 @@ core::Result<RemoteServer> ServerEntryParser::parse_remote(const bj::object& ent
     }
   }
   if (const bj::value* oauth = entry.if_contains("oauth")) {
-    core::Result<OAuthSettings> settings =
-        parse_oauth(*oauth, at.key("oauth"),
-                    [&](std::string_view text) { return expander.expand(text, rejects_in_header); });
+    core::Result<OAuthSettings> settings = parse_oauth(
+        *oauth, at.key("oauth"),
+        [&](std::string_view text) { return expander.expand(text, rejects_in_header); });
     if (!settings) return settings.error();
     out.oauth = std::move(*settings);
   }

@@ -1,5 +1,7 @@
 #include "core/literal_screen.hpp"
 
+#include "core/ascii.hpp"
+
 #include <algorithm>
 #include <bitset>
 #include <stdexcept>
@@ -16,8 +18,9 @@ namespace {
 // The bytes a bucket's literals hold at positions 0, 1 and 2.
 using Bucket = std::array<std::bitset<256>, 3>;
 
-unsigned char fold(unsigned char c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
-bool ascii_letter(unsigned char c) { return fold(c) >= 'a' && fold(c) <= 'z'; }
+bool ascii_letter(unsigned char c) {
+  return ascii::to_lower(c) >= 'a' && ascii::to_lower(c) <= 'z';
+}
 
 // How many triples of bytes the nibble tables let through for `b` (every combination of a low
 // and a high nibble seen at each position), those of lower-case prose counted eight times: a
@@ -51,7 +54,7 @@ std::vector<Bucket> bucket_literals(std::span<const LiteralScreen::Literal> lite
   for (const LiteralScreen::Literal& l : literals) {
     if (l.text.size() < 3) throw std::logic_error("a screened literal is 3 bytes or more");
     const auto c = static_cast<unsigned char>(l.text[0]);
-    const unsigned first = l.ignore_case ? 0x100u | fold(c) : c;
+    const unsigned first = l.ignore_case ? 0x100u | ascii::to_lower(c) : c;
     auto at = std::find(firsts.begin(), firsts.end(), first);
     if (at == firsts.end()) {
       firsts.push_back(first);

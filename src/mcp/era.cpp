@@ -1,5 +1,6 @@
 #include "mcp/era.hpp"
 
+#include "core/ascii.hpp"
 #include "core/json.hpp"
 #include "mcp/protocol.hpp"
 
@@ -231,11 +232,6 @@ bool param_headers_of(const boost::json::object& tool,
              std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
     });
   };
-  auto lower = [](std::string_view s) {
-    std::string l(s);
-    for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return l;
-  };
   std::vector<std::string> seen;
   for (const auto& [property, definition] : properties->get_object()) {
     const auto* spec = definition.if_object();
@@ -246,7 +242,7 @@ bool param_headers_of(const boost::json::object& tool,
                            (type->get_string() == "string" || type->get_string() == "integer" ||
                             type->get_string() == "boolean");
     if (!header->is_string() || !token(header->get_string()) || !primitive) return false;
-    std::string key = lower(header->get_string());
+    std::string key = core::ascii::lowered(header->get_string());
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) return false;
     seen.push_back(std::move(key));
     out.emplace_back(std::string(property), std::string(header->get_string()));

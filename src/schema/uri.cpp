@@ -1,5 +1,6 @@
 // RFC 3986 reference resolution, enough to locate `$id`, `$ref` and anchors inside one schema
 // document: parsing into components, merging, dot-segment removal and percent-decoding.
+#include "core/ascii.hpp"
 #include "core/hex.hpp"
 #include "schema/detail/compiled.hpp"
 
@@ -143,7 +144,7 @@ std::string resolve_uri(std::string_view base, std::string_view reference) {
       }
     }
   }
-  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  core::ascii::lower_in_place(scheme);
   std::string out;
   if (!scheme.empty()) out += scheme + ":";
   if (has_authority) out += "//" + authority;

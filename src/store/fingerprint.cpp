@@ -1,9 +1,9 @@
 #include "store/fingerprint.hpp"
 
 #include "config/trust_store.hpp"
+#include "core/ascii.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -26,10 +26,7 @@ void add_sorted_names(std::string& out, const Pairs& pairs, bool lowercase) {
   names.reserve(pairs.size());
   for (const auto& [name, value] : pairs) {
     std::string key = name;
-    if (lowercase) {
-      std::transform(key.begin(), key.end(), key.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    }
+    if (lowercase) core::ascii::lower_in_place(key);
     names.push_back(std::move(key));
   }
   std::sort(names.begin(), names.end());

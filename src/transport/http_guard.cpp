@@ -1,5 +1,6 @@
 #include "transport/http_guard.hpp"
 
+#include "core/ascii.hpp"
 #include "core/clock.hpp"
 #include "core/json.hpp"
 
@@ -48,22 +49,6 @@ std::string_view host_part(std::string_view authority) {
 
 }  // namespace
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool holds_in_any_case(std::string_view text, std::string_view lowered) {
-  const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-  for (std::size_t i = 0; i + lowered.size() <= text.size(); ++i) {
-    std::size_t k = 0;
-    while (k < lowered.size() && fold(text[i + k]) == lowered[k]) ++k;
-    if (k == lowered.size()) return true;
-  }
-  return false;
-}
-
 RequestGuard::RequestGuard(const std::vector<std::string>& extra_hosts,
                            const std::vector<std::string>& extra_origins, std::string token,
                            double rate, bool limit_loopback)
@@ -71,17 +56,17 @@ RequestGuard::RequestGuard(const std::vector<std::string>& extra_hosts,
       token_(std::move(token)),
       rate_(rate),
       limit_loopback_(limit_loopback) {
-  for (const auto& h : extra_hosts) hosts_.push_back(lower(h));
-  for (const auto& o : extra_origins) origins_.push_back(lower(o));
+  for (const auto& h : extra_hosts) hosts_.push_back(core::ascii::lowered(h));
+  for (const auto& o : extra_origins) origins_.push_back(core::ascii::lowered(o));
 }
 
 bool RequestGuard::host_allowed(std::string_view host_header) const {
-  std::string host = lower(host_part(host_header));
+  std::string host = core::ascii::lowered(host_part(host_header));
   return !host.empty() && std::find(hosts_.begin(), hosts_.end(), host) != hosts_.end();
 }
 
 bool RequestGuard::origin_allowed(std::string_view origin) const {
-  std::string o = lower(origin);
+  std::string o = core::ascii::lowered(origin);
   if (std::find(origins_.begin(), origins_.end(), o) != origins_.end()) return true;
   std::string_view rest = o;
   if (rest.rfind("http://", 0) == 0) {
@@ -97,7 +82,7 @@ bool RequestGuard::origin_allowed(std::string_view origin) const {
 
 bool RequestGuard::authorized(std::string_view header) const {
   if (token_.empty()) return true;
-  if (header.size() < 7 || lower(header.substr(0, 7)) != "bearer ") return false;
+  if (!core::ascii::starts_with_in_any_case(header, "bearer ")) return false;
   return constant_time_equal(core::json::trim(header.substr(7)), token_);
 }
 

@@ -75,9 +75,4 @@ class IncompleteConnections {
 // 127.0.0.0/8 mapped into IPv6.
 bool is_loopback_address(std::string_view address);
 
-// ASCII lower case.
-std::string lower(std::string_view s);
-// Whether `text` holds `lowered` (written in lower case) in any ASCII case, without a copy.
-bool holds_in_any_case(std::string_view text, std::string_view lowered);
-
 }  // namespace sluice::transport

@@ -1,6 +1,7 @@
 // The request phases: admission by the head (shutdown, Host, Origin, rate), the endpoints
 // that are not MCP (/health, the bearer token, /metrics, unknown paths), then POST, GET and
 // DELETE on /mcp.
+#include "core/ascii.hpp"
 #include "transport/http_server_impl.hpp"
 
 #include "core/json.hpp"
@@ -28,7 +29,7 @@ namespace {
 constexpr auto kUntilWoken = std::chrono::hours(1);
 
 bool accepts(std::string_view accept, std::string_view type) {
-  return holds_in_any_case(accept, type);
+  return core::ascii::contains_in_any_case(accept, type);
 }
 
 // Last-Event-ID "<stream>-<seq>" as this server issues them.

@@ -2,6 +2,7 @@
 // response's kind; and the helpers of http_client.hpp that need no connection: field,
 // redirect_target, same_origin, is_loopback_url, is_usable_http_url.
 #include "transport/http_url.hpp"
+#include "core/ascii.hpp"
 
 #include "transport/http_client.hpp"
 
@@ -11,19 +12,12 @@
 
 #include <fmt/format.h>
 
-#include <strings.h>
-
-#include <cctype>
 #include <charconv>
 #include <iterator>
 
 namespace sluice::transport {
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
 
 std::optional<std::uint16_t> parse_port(std::string_view port) {
   unsigned value = 0;
@@ -46,7 +40,7 @@ std::string host_of(const boost::urls::url_view& u, bool& is_ip) {
     case boost::urls::host_type::name: {
       is_ip = false;
       std::string host = u.encoded_host().decode();
-      for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      core::ascii::lower_in_place(host);
       return host;
     }
     default:
@@ -72,7 +66,7 @@ bool is_clean_value(std::string_view value) {
 // The fields the client writes itself, whatever the caller gave.
 bool set_by_client(std::string_view name) {
   for (std::string_view own : {"host", "content-length", "connection", "transfer-encoding"}) {
-    if (iequals(name, own)) return true;
+    if (core::ascii::iequals(name, own)) return true;
   }
   return false;
 }
@@ -104,8 +98,7 @@ std::optional<std::string> request_head(const HttpRequest& request, const HttpUr
 
 bool is_event_stream(std::string_view content_type) {
   constexpr std::string_view kType = "text/event-stream";
-  return content_type.size() >= kType.size() &&
-         ::strncasecmp(content_type.data(), kType.data(), kType.size()) == 0 &&
+  return core::ascii::starts_with_in_any_case(content_type, kType) &&
          (content_type.size() == kType.size() || content_type[kType.size()] == ';' ||
           content_type[kType.size()] == ' ');
 }
@@ -128,9 +121,9 @@ std::optional<HttpUrl> parse_http_url(std::string_view text) {
   if (!parsed) return std::nullopt;
   const boost::urls::url_view& u = *parsed;
   HttpUrl url;
-  if (iequals(u.scheme(), "https")) {
+  if (core::ascii::iequals(u.scheme(), "https")) {
     url.tls = true;
-  } else if (!iequals(u.scheme(), "http")) {
+  } else if (!core::ascii::iequals(u.scheme(), "http")) {
     return std::nullopt;
   }
   if (!u.has_authority() || u.has_userinfo()) return std::nullopt;
@@ -153,7 +146,7 @@ std::optional<HttpUrl> parse_http_url(std::string_view text) {
 
 std::optional<std::string_view> field(const HttpFields& fields, std::string_view name) {
   for (const auto& [key, value] : fields) {
-    if (iequals(key, name)) return std::string_view(value);
+    if (core::ascii::iequals(key, name)) return std::string_view(value);
   }
   return std::nullopt;
 }

@@ -1,5 +1,7 @@
 #include "gateway/auth/challenge.hpp"
 
+#include "core/ascii.hpp"
+
 #include <cctype>
 #include <utility>
 #include <vector>
@@ -15,12 +17,6 @@ bool is_tchar(char c) {
 bool is_token68_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
          std::string_view("-._~+/").find(c) != std::string_view::npos;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // A cursor over the header with the grammar's few productions.
@@ -111,7 +107,7 @@ bool read_params(Reader& r, Challenge& c) {
   }
   while (!r.done()) {
     if (!r.at_param()) return true;  // the next challenge's scheme
-    std::string name = lower(r.token());
+    std::string name = core::ascii::lowered(r.token());
     r.take('=');
     std::optional<std::string> value = r.value();
     if (!value) return false;
@@ -134,7 +130,7 @@ std::optional<std::vector<Challenge>> parse_challenges(std::string_view header) 
     std::string_view scheme = r.token();
     if (scheme.empty()) return std::nullopt;
     Challenge c;
-    c.scheme = lower(scheme);
+    c.scheme = core::ascii::lowered(scheme);
     if (!read_params(r, c)) return std::nullopt;
     out.push_back(std::move(c));
   }

@@ -1,5 +1,6 @@
 #include "gateway/auth/token_endpoint.hpp"
 
+#include "core/ascii.hpp"
 #include "core/json.hpp"
 
 #include <fmt/format.h>
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <utility>
 
 namespace sluice::gateway::auth {
@@ -26,13 +26,6 @@ std::string token_text_of(const bj::object& o, std::string_view key) {
   const bj::value* v = o.if_contains(key);
   const bj::string* s = v != nullptr ? v->if_string() : nullptr;
   return s != nullptr ? std::string(s->data(), s->size()) : std::string();
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 bool lists(const std::vector<std::string>& methods, std::string_view method) {
@@ -73,7 +66,7 @@ AuthResult<TokenGrant> parse_token_response(std::string_view body, std::int64_t 
   if (out.access_token.empty()) {
     return auth_error(AuthFailure::token_failed, "the token response has no access_token");
   }
-  if (!iequals(token_text_of(o, "token_type"), "bearer")) {
+  if (!core::ascii::iequals(token_text_of(o, "token_type"), "bearer")) {
     return auth_error(AuthFailure::token_failed, "the token response's token_type is not Bearer");
   }
   out.refresh_token = token_text_of(o, "refresh_token");

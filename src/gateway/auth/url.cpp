@@ -1,27 +1,21 @@
 #include "gateway/auth/url.hpp"
 
+#include "core/ascii.hpp"
 #include "gateway/auth/codec.hpp"
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
-#include <cctype>
 
 namespace sluice::gateway::auth {
 namespace {
 
 namespace urls = boost::urls;
 
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::optional<urls::url_view> parse_http(std::string_view url) {
   auto parsed = urls::parse_absolute_uri(url);
   if (!parsed) return std::nullopt;
-  const std::string scheme = lower_ascii(parsed->scheme());
+  const std::string scheme = core::ascii::lowered(parsed->scheme());
   if ((scheme != "http" && scheme != "https") || !parsed->has_authority() ||
       parsed->encoded_host().empty() || parsed->has_userinfo()) {
     return std::nullopt;
@@ -31,7 +25,7 @@ std::optional<urls::url_view> parse_http(std::string_view url) {
 
 std::string effective_port(const urls::url_view& u) {
   if (u.has_port() && !u.port().empty()) return std::string(u.port());
-  return lower_ascii(u.scheme()) == "https" ? "443" : "80";
+  return core::ascii::lowered(u.scheme()) == "https" ? "443" : "80";
 }
 
 // The path without its terminating '/' ("" for none or "/").
@@ -42,8 +36,8 @@ std::string trimmed_path(const urls::url_view& u) {
 }
 
 bool same_host_and_port(const urls::url_view& a, const urls::url_view& b) {
-  return lower_ascii(a.scheme()) == lower_ascii(b.scheme()) &&
-         lower_ascii(a.encoded_host()) == lower_ascii(b.encoded_host()) &&
+  return core::ascii::lowered(a.scheme()) == core::ascii::lowered(b.scheme()) &&
+         core::ascii::lowered(a.encoded_host()) == core::ascii::lowered(b.encoded_host()) &&
          effective_port(a) == effective_port(b);
 }
 
@@ -52,7 +46,8 @@ bool same_host_and_port(const urls::url_view& a, const urls::url_view& b) {
 std::optional<std::string> origin_of(std::string_view url) {
   std::optional<urls::url_view> u = parse_http(url);
   if (!u) return std::nullopt;
-  std::string out = lower_ascii(u->scheme()) + "://" + lower_ascii(u->encoded_host());
+  std::string out =
+      core::ascii::lowered(u->scheme()) + "://" + core::ascii::lowered(u->encoded_host());
   if (u->has_port()) out += ":" + std::string(u->port());
   return out;
 }
@@ -96,8 +91,8 @@ bool resource_covers(std::string_view resource, std::string_view server_url) {
 bool is_acceptable_endpoint(std::string_view url) {
   std::optional<urls::url_view> u = parse_http(url);
   if (!u || u->has_fragment()) return false;
-  if (lower_ascii(u->scheme()) == "https") return true;
-  const std::string host = lower_ascii(u->encoded_host());
+  if (core::ascii::lowered(u->scheme()) == "https") return true;
+  const std::string host = core::ascii::lowered(u->encoded_host());
   return host == "127.0.0.1" || host == "[::1]" || host == "localhost";
 }
 
@@ -116,8 +111,8 @@ std::optional<std::vector<std::pair<std::string, std::string>>> redirect_params(
 
 std::optional<LoopbackTarget> loopback_target(std::string_view redirect_uri) {
   std::optional<urls::url_view> u = parse_http(redirect_uri);
-  if (!u || lower_ascii(u->scheme()) != "http") return std::nullopt;
-  const std::string host = lower_ascii(u->encoded_host());
+  if (!u || core::ascii::lowered(u->scheme()) != "http") return std::nullopt;
+  const std::string host = core::ascii::lowered(u->encoded_host());
   if (host != "127.0.0.1" && host != "[::1]" && host != "localhost") return std::nullopt;
   LoopbackTarget out;
   if (u->has_port() && !u->port().empty()) {

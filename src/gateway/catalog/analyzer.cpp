@@ -45,12 +45,6 @@ bool is_stop_word(std::string_view token) {
   return std::binary_search(std::begin(kStopWords), std::end(kStopWords), token);
 }
 
-std::string lower_ascii(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(), analyzer_detail::to_lower_ascii);
-  return lower;
-}
-
 Stemmer::Stemmer() : stemmer_(sb_stemmer_new("english", nullptr)) {
   if (stemmer_ == nullptr) throw std::bad_alloc();
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "core/ascii.hpp"
 
 struct sb_stemmer;
 
@@ -33,9 +34,6 @@ std::vector<std::string> search_tokens(std::string_view text);
 
 // Whether the lower-case `token` is one of the fixed English stop words.
 bool is_stop_word(std::string_view token);
-
-// Lower-cases the ASCII letters of `text`.
-std::string lower_ascii(std::string_view text);
 
 // Snowball's English stemmer. Owns its libstemmer state; not copyable; one thread at a time.
 class Stemmer {
@@ -71,10 +69,6 @@ inline CharClass classify(char c) {
   return CharClass::kSeparator;
 }
 
-inline char to_lower_ascii(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
 }  // namespace analyzer_detail
 
 template <typename Emit>
@@ -94,7 +88,7 @@ void for_each_token(std::string_view text, Emit&& emit) {
       token.clear();
     }
     if (current != CharClass::kSeparator) {
-      token.push_back(analyzer_detail::to_lower_ascii(text[i]));
+      token.push_back(core::ascii::to_lower(text[i]));
     }
     previous = current;
   }

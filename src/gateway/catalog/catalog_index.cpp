@@ -1,5 +1,6 @@
 #include "gateway/catalog/catalog_index.hpp"
 
+#include "core/ascii.hpp"
 #include "gateway/catalog/synonyms.hpp"
 
 #include <boost/json/parse.hpp>
@@ -92,7 +93,8 @@ IndexedTool indexed_tool(std::string_view server, std::string_view raw) {
   // A summary: [name, title, description, [parameter names], readOnly].
   const bj::array* a = !error && parsed.is_array() ? &parsed.get_array() : nullptr;
   if (a == nullptr || a->size() != 5 || !(*a)[3].is_array() || !(*a)[4].is_bool()) return tool;
-  for (auto [field, at] : {std::pair{&tool.tool_name, 0}, {&tool.title, 1}, {&tool.description, 2}}) {
+  for (auto [field, at] :
+       {std::pair{&tool.tool_name, 0}, {&tool.title, 1}, {&tool.description, 2}}) {
     if ((*a)[at].is_string()) *field = (*a)[at].get_string();
   }
   for (const bj::value& name : (*a)[3].get_array()) {
@@ -154,11 +156,11 @@ class CatalogIndex::TermTable {
     add_field(tool.server, kServerField);
     // The whole name and the whole id are extra name terms; they do not lengthen the field.
     // A one-token name whose stem is the name already is its own whole-name term.
-    const std::string whole_name = lower_ascii(tool.tool_name);
+    const std::string whole_name = core::ascii::lowered(tool.tool_name);
     if (name_tokens != 1 || entries_[occurrences_.front().first].text != whole_name) {
       occurrences_.emplace_back(intern(whole_name, false), kNameField);
     }
-    occurrences_.emplace_back(intern(lower_ascii(tool.server) + "::" + whole_name, false),
+    occurrences_.emplace_back(intern(core::ascii::lowered(tool.server) + "::" + whole_name, false),
                               kNameField);
 
     std::sort(occurrences_.begin(), occurrences_.end());
@@ -439,7 +441,7 @@ std::vector<CatalogIndex::Cursor> CatalogIndex::plan(std::string_view text) cons
         last_token = token;
       }
     });
-    const std::string whole = lower_ascii(word);
+    const std::string whole = core::ascii::lowered(word);
     if ((word_tokens != 1 || word_stem != whole) && !skipped(whole)) slot_of(whole, false);
   });
 

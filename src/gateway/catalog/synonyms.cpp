@@ -1,5 +1,6 @@
 #include "gateway/catalog/synonyms.hpp"
 
+#include "core/ascii.hpp"
 #include "gateway/catalog/analyzer.hpp"
 
 #include <wn.h>
@@ -116,7 +117,7 @@ void for_each_synonym_word(std::string_view spaced, Visit&& visit) {
 std::string plain_word(const char* lemma) {
   std::string word;
   for (const char* c = lemma; *c != '\0' && *c != '('; ++c) {
-    const char lower = analyzer_detail::to_lower_ascii(*c);
+    const char lower = core::ascii::to_lower(*c);
     if (lower < 'a' || lower > 'z') return {};
     word.push_back(lower);
   }

@@ -1,5 +1,6 @@
 #include "gateway/policy/redactor.hpp"
 
+#include "core/ascii.hpp"
 #include "core/log.hpp"
 
 #include <re2/re2.h>
@@ -72,8 +73,7 @@ const std::array<BuiltIn, 13> kBuiltIns{{
 
 constexpr std::array<unsigned char, 256> kLower = [] {
   std::array<unsigned char, 256> t{};
-  for (int c = 0; c < 256; ++c)
-    t[c] = static_cast<unsigned char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  for (int c = 0; c < 256; ++c) t[c] = core::ascii::to_lower(static_cast<unsigned char>(c));
   return t;
 }();
 
@@ -147,8 +147,8 @@ Redactor::Redactor(const config::RedactSettings& settings) {
                                       quiet_options());
       rules_.push_back({fmt::format("[REDACTED:{}]", b.label), std::move(re)});
       for (std::string_view literal : b.literals) {
-        by_first_[static_cast<unsigned char>(std::tolower(static_cast<unsigned char>(literal[0])))]
-            .push_back(static_cast<std::uint8_t>(literals_.size()));
+        by_first_[core::ascii::to_lower(static_cast<unsigned char>(literal[0]))].push_back(
+            static_cast<std::uint8_t>(literals_.size()));
         literals_.push_back({literal, b.ignore_case, b.confirm});
         if (literal.size() < 3) throw std::logic_error("a screen literal is 3 bytes or more");
         triples_.set(triple_of(reinterpret_cast<const unsigned char*>(literal.data())));
