@@ -19,7 +19,8 @@ namespace {
 using Bucket = std::array<std::bitset<256>, 3>;
 
 bool ascii_letter(unsigned char c) {
-  return ascii::to_lower(c) >= 'a' && ascii::to_lower(c) <= 'z';
+  const unsigned char lower = ascii::to_lower(c);
+  return lower >= 'a' && lower <= 'z';
 }
 
 // How many triples of bytes the nibble tables let through for `b` (every combination of a low

@@ -1,10 +1,9 @@
 #include "transport/era_headers.hpp"
 
+#include "core/ascii.hpp"
 #include "core/json.hpp"
 
 #include <openssl/evp.h>
-
-#include <boost/beast/core/string.hpp>
 
 #include <algorithm>
 
@@ -95,9 +94,8 @@ bool add_era_headers(HttpFields& headers, std::string_view frame, std::string_vi
   } else if (!modern) {
     return false;
   }
-  std::erase_if(headers, [](const auto& h) {
-    return boost::beast::iequals(h.first, "MCP-Protocol-Version");
-  });
+  std::erase_if(
+      headers, [](const auto& h) { return core::ascii::iequals(h.first, "MCP-Protocol-Version"); });
   headers.emplace_back("MCP-Protocol-Version", std::string(mcp::kStatelessVersion));
   headers.emplace_back("Mcp-Method", std::string(method));
   if (!is_request) return true;

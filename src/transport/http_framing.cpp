@@ -1,8 +1,8 @@
 #include "transport/http_framing.hpp"
 
+#include "core/ascii.hpp"
 #include "core/json.hpp"
 
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
 
 #include <fmt/format.h>
@@ -33,7 +33,7 @@ std::optional<Refusal> transfer_coding_refusal(const http::fields& fields, unsig
       list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
       if (item.empty()) continue;  // empty list elements are allowed
       ++codings;
-      last_chunked = boost::beast::iequals(item, "chunked");
+      last_chunked = core::ascii::iequals(item, "chunked");
       if (last_chunked) ++chunked;
     }
   }

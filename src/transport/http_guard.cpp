@@ -61,8 +61,10 @@ RequestGuard::RequestGuard(const std::vector<std::string>& extra_hosts,
 }
 
 bool RequestGuard::host_allowed(std::string_view host_header) const {
-  std::string host = core::ascii::lowered(host_part(host_header));
-  return !host.empty() && std::find(hosts_.begin(), hosts_.end(), host) != hosts_.end();
+  const std::string_view host = host_part(host_header);
+  return !host.empty() && std::any_of(hosts_.begin(), hosts_.end(), [&](const std::string& h) {
+    return core::ascii::iequals(h, host);
+  });
 }
 
 bool RequestGuard::origin_allowed(std::string_view origin) const {

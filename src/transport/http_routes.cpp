@@ -10,7 +10,6 @@
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/string.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -217,7 +216,7 @@ std::optional<rpc::Message> HttpServerImpl::read_post(Request& req, bool& wants_
                                                       Reply& refusal) const {
   const std::string_view content_type = req[http::field::content_type];
   const std::string_view media = cj::trim(content_type.substr(0, content_type.find(';')));
-  if (!boost::beast::iequals(media, "application/json")) {
+  if (!core::ascii::iequals(media, "application/json")) {
     refusal = error_reply(http::status::unsupported_media_type, -32000,
                           "Unsupported Media Type: the body must be application/json");
     return std::nullopt;

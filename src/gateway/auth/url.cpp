@@ -6,7 +6,6 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
-
 namespace sluice::gateway::auth {
 namespace {
 
@@ -25,7 +24,7 @@ std::optional<urls::url_view> parse_http(std::string_view url) {
 
 std::string effective_port(const urls::url_view& u) {
   if (u.has_port() && !u.port().empty()) return std::string(u.port());
-  return core::ascii::lowered(u.scheme()) == "https" ? "443" : "80";
+  return core::ascii::iequals(u.scheme(), "https") ? "443" : "80";
 }
 
 // The path without its terminating '/' ("" for none or "/").
@@ -36,8 +35,8 @@ std::string trimmed_path(const urls::url_view& u) {
 }
 
 bool same_host_and_port(const urls::url_view& a, const urls::url_view& b) {
-  return core::ascii::lowered(a.scheme()) == core::ascii::lowered(b.scheme()) &&
-         core::ascii::lowered(a.encoded_host()) == core::ascii::lowered(b.encoded_host()) &&
+  return core::ascii::iequals(a.scheme(), b.scheme()) &&
+         core::ascii::iequals(a.encoded_host(), b.encoded_host()) &&
          effective_port(a) == effective_port(b);
 }
 
@@ -91,7 +90,7 @@ bool resource_covers(std::string_view resource, std::string_view server_url) {
 bool is_acceptable_endpoint(std::string_view url) {
   std::optional<urls::url_view> u = parse_http(url);
   if (!u || u->has_fragment()) return false;
-  if (core::ascii::lowered(u->scheme()) == "https") return true;
+  if (core::ascii::iequals(u->scheme(), "https")) return true;
   const std::string host = core::ascii::lowered(u->encoded_host());
   return host == "127.0.0.1" || host == "[::1]" || host == "localhost";
 }
@@ -111,7 +110,7 @@ std::optional<std::vector<std::pair<std::string, std::string>>> redirect_params(
 
 std::optional<LoopbackTarget> loopback_target(std::string_view redirect_uri) {
   std::optional<urls::url_view> u = parse_http(redirect_uri);
-  if (!u || core::ascii::lowered(u->scheme()) != "http") return std::nullopt;
+  if (!u || !core::ascii::iequals(u->scheme(), "http")) return std::nullopt;
   const std::string host = core::ascii::lowered(u->encoded_host());
   if (host != "127.0.0.1" && host != "[::1]" && host != "localhost") return std::nullopt;
   LoopbackTarget out;
