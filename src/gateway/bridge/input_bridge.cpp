@@ -14,6 +14,8 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sluice::gateway {
 namespace cj = core::json;
@@ -93,6 +95,12 @@ class InputBridge::Exchange : public mcp::Outbox, public std::enable_shared_from
     auto parsed =
         rpc::parse(std::move(frame), cj::ParseLimits{limits.max_json_depth}, rpc::Strictness::peer);
     if (auto* m = std::get_if<rpc::Message>(&parsed)) session->on_message(std::move(*m));
+  }
+
+  // Puts back the shown questions taken out to be walked, before any shown meanwhile.
+  void keep_shown(std::vector<Ask> kept) {
+    for (auto& ask : shown) kept.push_back(std::move(ask));
+    shown = std::move(kept);
   }
 
   const core::Limits* limits = nullptr;
@@ -385,7 +393,10 @@ std::optional<InputBridge::TaskState> InputBridge::task_state(std::uint64_t id,
                                                               const rpc::Message& request) {
   auto it = exchanges_.find(id);
   if (it == exchanges_.end()) return std::nullopt;
-  Exchange& ex = *it->second;
+  // Held, and its questions walked as a list of their own: an answer delivered below may
+  // resume the relay that waits for it at once (core::Wakeup), before deliver() returns.
+  const std::shared_ptr<Exchange> held = it->second;
+  Exchange& ex = *held;
   TaskState state;
   if (ex.answer) {
     std::string_view frame = *ex.answer;
@@ -412,8 +423,9 @@ std::optional<InputBridge::TaskState> InputBridge::task_state(std::uint64_t id,
   // A question needing a capability the caller does not declare is answered to the server as
   // a client without it would answer (the server decides what then): it is never shown.
   auto declared = meta_member(request, mcp::meta_key::kClientCapabilities);
+  std::vector<Exchange::Ask> asked = std::exchange(ex.shown, {});
   std::vector<Exchange::Ask> shown;
-  for (auto& ask : ex.shown) {
+  for (auto& ask : asked) {
     std::string_view need = mcp::required_client_capability(ask.method);
     if (declared && cj::member_span(*declared, need)) {
       shown.push_back(std::move(ask));
@@ -422,7 +434,7 @@ std::optional<InputBridge::TaskState> InputBridge::task_state(std::uint64_t id,
     ++counters_.missing_capability;
     ex.deliver(rpc::make_error(ask.id, rpc::code::kMethodNotFound, "Method not found"), limits_);
   }
-  ex.shown = std::move(shown);
+  ex.keep_shown(std::move(shown));
   if (ex.shown.empty()) return TaskState{"working", {}};
   std::string inputs;
   for (const auto& ask : ex.shown) {
@@ -436,9 +448,11 @@ std::optional<InputBridge::TaskState> InputBridge::task_state(std::uint64_t id,
 bool InputBridge::task_update(std::uint64_t id, std::string_view responses) {
   auto it = exchanges_.find(id);
   if (it == exchanges_.end()) return false;
-  Exchange& ex = *it->second;
+  const std::shared_ptr<Exchange> held = it->second;  // as in task_state
+  Exchange& ex = *held;
+  std::vector<Exchange::Ask> asked = std::exchange(ex.shown, {});
   std::vector<Exchange::Ask> still;
-  for (auto& ask : ex.shown) {
+  for (auto& ask : asked) {
     auto response = cj::member_span(responses, ask.key);
     if (response && cj::trim(*response).front() == '{') {
       ex.deliver(rpc::make_result(ask.id, cj::trim(*response)), limits_);
@@ -446,7 +460,7 @@ bool InputBridge::task_update(std::uint64_t id, std::string_view responses) {
       still.push_back(std::move(ask));
     }
   }
-  ex.shown = std::move(still);
+  ex.keep_shown(std::move(still));
   return true;
 }
 
