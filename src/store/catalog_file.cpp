@@ -137,7 +137,8 @@ void CatalogFile::note_failure(int rc, const char* operation) {
   } else {
     what = std::string("met an error (") + sqlite3_errstr(rc) + ")";
   }
-  failure_ = std::string("a ") + operation + " failed: the cache file " + what;
+  const bool vowel = std::string_view("aeiou").find(operation[0]) != std::string_view::npos;
+  failure_ = std::string(vowel ? "an " : "a ") + operation + " failed: the cache file " + what;
   if (std::string_view(operation) == "write") failure_ += "; it is retried with the next save";
   say_once(failure_);
 }
@@ -206,14 +207,25 @@ int CatalogFile::connect() {
   sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   const std::string cache = "PRAGMA cache_size = -" + std::to_string(kCacheKiB);
   if ((rc = execute(raw, cache.c_str())) != SQLITE_OK) return rc;
-  pragma_text(raw, "journal_mode = WAL", rc);
-  if (rc != SQLITE_OK) return rc;
+  if ((rc = enter_wal()) != SQLITE_OK) return rc;
   // NORMAL is durable in WAL mode up to the last checkpoint; the log is cut back to 4 MiB
   // after a checkpoint instead of keeping the size of the largest listing ever written.
   rc = execute(raw, "PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = 4194304");
   if (rc != SQLITE_OK) return rc;
   if ((rc = ensure_schema()) != SQLITE_OK) return rc;
   return prepare_statements();
+}
+
+// Turning a new file to WAL takes its exclusive lock from inside a read of its schema, where
+// SQLite does not call the busy handler (waiting there could deadlock two upgrading readers):
+// a second sluice opening the same new file at the same moment gets SQLITE_BUSY at once. The
+// pragma is retried on the busy handler's steps and bound.
+int CatalogFile::enter_wal() {
+  for (int attempts = 0;; ++attempts) {
+    int rc = SQLITE_OK;
+    pragma_text(db_.get(), "journal_mode = WAL", rc);
+    if (!is_busy(rc) || on_busy(this, attempts) == 0) return rc;
+  }
 }
 
 int CatalogFile::ensure_schema() {

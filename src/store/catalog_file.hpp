@@ -8,7 +8,8 @@
 //
 // Schema (PRAGMA user_version kSchemaVersion): `listing` (one row per server name and
 // fingerprint: the reported name and versions, the time listed, how long the server said its
-// tool list stays valid; a higher id is a later save) and `item` (one row per tool, prompt, resource or template: its JSON text as received).
+// tool list stays valid; a higher id is a later save) and `item` (one row per tool, prompt,
+// resource or template: its JSON text as received).
 //
 // Threading: the worker thread only (one connection, no locks). Errors: never throws; a
 // failed operation says so by its result, and problem() holds the latest problem, value-free
@@ -65,6 +66,7 @@ class CatalogFile {
 
   static int on_busy(void* self, int attempts);
   int connect();
+  int enter_wal();
   int ensure_schema();
   int prepare_statements();
   bool rebuild();

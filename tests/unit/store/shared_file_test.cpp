@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/clock.hpp"
 #include "store/catalog_store.hpp"
 #include "store_files.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -39,6 +43,35 @@ TEST(CatalogStoreShared, TwoStoresOnOneDirectoryReadEachOthersListings) {
   EXPECT_TRUE(has_server(seen_by_a, "from-b"));
 }
 
+// Another sluice opened the same new file a moment before and holds its write lock while it
+// turns the file to WAL. Turning it to WAL here too means taking that lock from inside a read,
+// where SQLite answers SQLITE_BUSY at once instead of calling the busy handler (two such
+// upgrades could deadlock). The store waits for the lock on its bound like for any other.
+TEST(CatalogStoreShared, AStoreOpeningANewFileWhileAnotherWritesItWaitsForTheLock) {
+  test::TempDir dir;
+  const std::filesystem::path file = dir.path() / "catalog.sqlite3";
+  ASSERT_TRUE(test::write_sqlite(file, "CREATE TABLE other (x)"));
+  sqlite3* writer = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &writer), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(writer, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+
+  asio::io_context io;
+  CatalogStore store(io, dir.path());
+  store.save(listing("waited", "fp"));
+  core::Timer timer(io, std::chrono::milliseconds(200));
+  timer.async_wait([&](boost::system::error_code) {
+    sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
+    sqlite3_close(writer);
+    writer = nullptr;
+  });
+  const StoreStatus status = test::settled_status(io, store);
+  if (writer != nullptr) sqlite3_close(writer);
+  EXPECT_EQ(status.writes, 1u);
+  EXPECT_EQ(status.failed_writes, 0u);
+  EXPECT_EQ(status.problem, "");
+  EXPECT_TRUE(has_server(load(io, store), "waited"));
+}
+
 // One byte over a pipe, waited for with a guard; false when none came.
 bool send_byte(int fd) { return ::write(fd, "x", 1) == 1; }
 bool receive_byte(int fd) {
@@ -62,6 +95,7 @@ int child_process(const std::filesystem::path& dir, int to_parent, int from_pare
     store.save(listing("from-child-again", "fp"));
     test::flush(io, store);
     if (code == 0 && store.status().writes != 2) code = 5;
+    if (code != 0) std::fprintf(stderr, "child: %s\n", store.status().problem.c_str());
   }
   if (!send_byte(to_parent)) code = 6;
   return code;
