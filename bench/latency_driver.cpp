@@ -12,7 +12,9 @@
 //     as a ratio of direct (budget 1.2).
 // sluice's own CPU (every thread, from /proc/PID/task/*/schedstat, so no perf is needed) over
 // the sequential and concurrent loads, per proxied call (budget 20 us), and the relay's own
-// beside it: what the hop itself costs in syscalls and wake-ups on this machine.
+// beside it: what the hop itself costs in syscalls and wake-ups on this machine. Each load's
+// share is printed too, sluice's beside the relay's: a call alone in flight pays both
+// processes' wake-ups itself, calls in flight together share them.
 // Each figure is the median of ROUNDS rounds of the three paths in turn.
 // The same table again, when EVERYTHING_JS is given, with the reference Node SDK server
 // (@modelcontextprotocol/server-everything's dist/index.js, run as `node EVERYTHING_JS stdio`)
@@ -213,6 +215,8 @@ struct PathResult {
   Stats small{}, big{};
   double calls_per_s = 0;
   double cpu_us_per_call = 0;      // of the measured process (sluice), -1 when not measured
+  double sequential_cpu_us = 0;    // the same over the sequential load alone
+  double concurrent_cpu_us = 0;    // and over the concurrent load alone
   double big_cpu_ms_per_call = 0;  // the same over the 1 MiB calls
 };
 
@@ -231,6 +235,8 @@ PathResult median_of(std::vector<PathResult> rounds) {
   m.big.p99_us = median([](const PathResult& r) { return r.big.p99_us; });
   m.calls_per_s = median([](const PathResult& r) { return r.calls_per_s; });
   m.cpu_us_per_call = median([](const PathResult& r) { return r.cpu_us_per_call; });
+  m.sequential_cpu_us = median([](const PathResult& r) { return r.sequential_cpu_us; });
+  m.concurrent_cpu_us = median([](const PathResult& r) { return r.concurrent_cpu_us; });
   m.big_cpu_ms_per_call = median([](const PathResult& r) { return r.big_cpu_ms_per_call; });
   return m;
 }
@@ -243,9 +249,13 @@ PathResult measure(Peer& p, const Downstream& ds, int n, int callers, int big, b
   const int concurrent_calls = std::max(callers * 8, n / 10 * callers);
   const double cpu0 = cpu ? cpu_ns(p.pid) : 0;
   r.small = sequential(p, n, warmup, call_of(through_gateway, ds, "ping"), 100);
+  const double cpu1 = cpu ? cpu_ns(p.pid) : 0;
   r.calls_per_s = concurrent(p, callers, concurrent_calls, call_of(through_gateway, ds, "ping"),
                              100 + n + warmup);
-  r.cpu_us_per_call = cpu ? (cpu_ns(p.pid) - cpu0) / 1000.0 / (n + warmup + concurrent_calls) : -1;
+  const double cpu2 = cpu ? cpu_ns(p.pid) : 0;
+  r.cpu_us_per_call = cpu ? (cpu2 - cpu0) / 1000.0 / (n + warmup + concurrent_calls) : -1;
+  r.sequential_cpu_us = cpu ? (cpu1 - cpu0) / 1000.0 / (n + warmup) : -1;
+  r.concurrent_cpu_us = cpu ? (cpu2 - cpu1) / 1000.0 / concurrent_calls : -1;
   const std::string mib = payload_text(1u << 20);
   const double big_cpu0 = cpu ? cpu_ns(p.pid) : 0;
   r.big = sequential(p, big, 2, call_of(through_gateway, ds, mib), 10'000'000);
@@ -359,6 +369,10 @@ bool run_table(const Downstream& ds, const Settings& s) {
   std::printf("  sluice / direct 1 MiB p50            %6.2f  (<= 1.2; relay %.2f)\n",
               g.big.p50_us / d.big.p50_us, r.big.p50_us / d.big.p50_us);
   std::printf("  sluice CPU per proxied call          %6.1f us  (<= 20)\n", g.cpu_us_per_call);
+  std::printf("    of it, one call in flight          %6.1f us  (relay %.1f us)\n",
+              g.sequential_cpu_us, r.sequential_cpu_us);
+  std::printf("    of it, %2d calls in flight          %6.1f us  (relay %.1f us)\n", s.callers,
+              g.concurrent_cpu_us, r.concurrent_cpu_us);
   std::printf("  sluice CPU per 1 MiB call            %6.2f ms  (relay %.2f ms)\n",
               g.big_cpu_ms_per_call, r.big_cpu_ms_per_call);
   return true;
