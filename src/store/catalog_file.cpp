@@ -216,9 +216,9 @@ int CatalogFile::connect() {
   return prepare_statements();
 }
 
-// Turning a new file to WAL takes its exclusive lock from inside a read of its schema, where
-// SQLite does not call the busy handler (waiting there could deadlock two upgrading readers):
-// a second sluice opening the same new file at the same moment gets SQLITE_BUSY at once. The
+// Turning a new file to WAL takes its write lock from inside a read of its header, where SQLite
+// does not call the busy handler (waiting there could deadlock two upgrading readers): a second
+// sluice turning the same new file to WAL at the same moment gets SQLITE_BUSY at once. The
 // pragma is retried on the busy handler's steps and bound.
 int CatalogFile::enter_wal() {
   for (int attempts = 0;; ++attempts) {
