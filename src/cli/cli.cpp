@@ -27,6 +27,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <variant>
 
 namespace sluice::cli {
 namespace {
@@ -341,8 +343,17 @@ std::optional<int> parse_command_line(CLI::App& app, const CommandLine& cl, int 
   return std::nullopt;
 }
 
-// Runs the command the line names; without one, serves over stdio.
-int dispatch(CommandLine& cl, const char* argv0) {
+// A serving command's options, taken out of the command line's CLI11 tree: a gateway serves
+// for as long as its client stays, and the tree (several thousand small allocations, about
+// 0.2 MiB of resident heap) is not kept alive for that.
+struct ServePlan {
+  CommonOptions options;
+  std::optional<HttpCliOptions> http;
+};
+
+// Runs the command the line names, except serving, which it returns as a plan (serving over
+// stdio when the line names no command).
+std::variant<int, ServePlan> dispatch(CommandLine& cl, const char* argv0) {
   if (*cl.call) return call_tool(cl.call_opts, cl.tool_id, cl.args, cl.call_json, cl.timeout_ms);
   if (*cl.servers) return list_servers(cl.servers_opts, cl.servers_json, cl.probe);
   if (*cl.index) return index_servers(cl.index_opts, cl.index_servers, cl.index_json);
@@ -357,17 +368,16 @@ int dispatch(CommandLine& cl, const char* argv0) {
   if (std::optional<int> done = run_import_command(cl.import)) return *done;
   if (*cl.demo) return run_demo(self_path(argv0));
   if (*cl.demo_server) return run_demo_server();
-  CommonOptions& chosen = *cl.serve ? cl.serve_opts : cl.common;
-  chosen.expose_meta = cl.expose.find("meta") != std::string::npos;
-  chosen.expose_all = cl.expose.find("all") != std::string::npos;
-  chosen.passthrough = cl.passthrough;
-  if (*cl.serve && cl.transport == "http") return serve_http(chosen, cl.http);
-  return serve_stdio(chosen);
+  ServePlan plan{*cl.serve ? std::move(cl.serve_opts) : std::move(cl.common), std::nullopt};
+  plan.options.expose_meta = cl.expose.find("meta") != std::string::npos;
+  plan.options.expose_all = cl.expose.find("all") != std::string::npos;
+  plan.options.passthrough = cl.passthrough;
+  if (*cl.serve && cl.transport == "http") plan.http = std::move(cl.http);
+  return plan;
 }
 
-}  // namespace
-
-int run(int argc, char** argv) {
+// Builds the command line's tree, parses it and runs what it names (dispatch).
+std::variant<int, ServePlan> parse_and_dispatch(int argc, char** argv) {
   CLI::App app{"sluice: one MCP server in front of many (stdio by default)", "sluice"};
   app.formatter(std::make_shared<HelpFormatter>());  // before any command: they copy it
   app.set_version_flag("--version", std::string("sluice ") + core::kVersion);
@@ -400,6 +410,15 @@ int run(int argc, char** argv) {
                      {"sluice COMMAND --help", "A command's options and examples"}});
   if (std::optional<int> done = parse_command_line(app, cl, argc, argv)) return *done;
   return dispatch(cl, argv[0]);
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  std::variant<int, ServePlan> next = parse_and_dispatch(argc, argv);
+  if (const int* code = std::get_if<int>(&next)) return *code;
+  const ServePlan& plan = std::get<ServePlan>(next);
+  return plan.http ? serve_http(plan.options, *plan.http) : serve_stdio(plan.options);
 }
 
 }  // namespace sluice::cli
