@@ -155,11 +155,13 @@ class Gateway::ClientHandler : public mcp::Handler {
     const auto* name = params ? params->if_contains("name") : nullptr;
     if (!name || !name->is_string()) co_return false;
     Gateway::TaskSupport support = co_await gateway_.task_support(std::string(name->get_string()));
-    if (support.support == "required" && !era.tasks) {
+    if (support.support == TaskSupportLevel::required && !era.tasks) {
       request.respond_error_raw(mcp::refusal_error(mcp::tasks_not_declared()));
       co_return true;
     }
-    if (support.support.empty() || !era.tasks || support.server_runs) co_return false;
+    if (support.support == TaskSupportLevel::forbidden || !era.tasks || support.server_runs) {
+      co_return false;
+    }
     co_await gateway_.start_task(request, InputBridge::caller_key(*request.session()));
     co_return true;
   }

@@ -168,7 +168,7 @@ class Gateway {
   // server brokers tasks itself (a 2026-07-28 server offering the extension) or sluice runs the
   // call as a task (start_task).
   struct TaskSupport {
-    std::string support;
+    TaskSupportLevel support = TaskSupportLevel::forbidden;
     bool server_runs = false;
   };
   asio::awaitable<TaskSupport> task_support(std::string tool);

@@ -48,14 +48,18 @@ struct ToolSchema {
   std::string problem;                      // value-free, when it did not compile
 };
 
-// One tool of a downstream's list. Its title and description are read from `raw` where they
-// are shown (a catalog of 10,000 tools keeps no second copy of its texts).
 // What a call says of its caller to a 2026-07-28 server, beyond sluice's own _meta.
 struct CallerMeta {
   bool tasks = false;          // the caller declared the tasks extension
   std::string_view log_level;  // the caller's own _meta logLevel; empty: the level clients set
 };
 
+// A tool's execution.taskSupport as listed: "optional" and "required" as such; "forbidden",
+// anything else and none are forbidden.
+enum class TaskSupportLevel : std::uint8_t { forbidden, optional, required };
+
+// One tool of a downstream's list. Its title and description are read from `raw` where they
+// are shown (a catalog of 10,000 tools keeps no second copy of its texts).
 struct ToolEntry {
   std::string name;
   // The tool object exactly as the downstream listed it; for a tool seeded as a summary, only
@@ -66,9 +70,9 @@ struct ToolEntry {
   std::shared_ptr<const ToolSchema> schema;
   bool read_only = false;
   bool summary = false;  // raw is a ToolSummarizer's text: the whole object is in the cache
-  // Its execution.taskSupport as listed ("optional", "required"; empty: "forbidden" or none):
-  // whether a call of it may run as a task (the tasks extension, gateway/tasks.cpp).
-  std::string task_support;
+  // Whether a call of it may run as a task (the tasks extension, gateway/tasks.cpp): one
+  // byte, not the listed text, as a catalog of 10,000 tools holds 10,000 entries.
+  TaskSupportLevel task_support = TaskSupportLevel::forbidden;
 
   const schema::Schema* validator() const {
     return schema && schema->validator ? &*schema->validator : nullptr;

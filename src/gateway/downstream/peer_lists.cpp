@@ -128,9 +128,10 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
   }
   if (const auto* e = obj.if_contains("execution"); e && e->is_object()) {
     const auto* support = e->get_object().if_contains("taskSupport");
-    if (support && support->is_string() &&
-        (support->get_string() == "optional" || support->get_string() == "required")) {
-      entry.task_support = std::string(support->get_string());
+    if (support && support->is_string() && support->get_string() == "optional") {
+      entry.task_support = TaskSupportLevel::optional;
+    } else if (support && support->is_string() && support->get_string() == "required") {
+      entry.task_support = TaskSupportLevel::required;
     }
   }
   entry.raw = bj::serialize(tv);

@@ -29,7 +29,7 @@ std::string task_id_of(std::string_view create_result) {
 bool DownstreamPeer::augments_tasks(std::string_view tool) const {
   if (modern_) return false;
   const ToolEntry* entry = find_tool(tool);
-  if (!entry || entry->task_support != "required") return false;
+  if (!entry || entry->task_support != TaskSupportLevel::required) return false;
   auto tasks = cj::member_span(server_capabilities_, "tasks");
   auto requests = tasks ? cj::member_span(*tasks, "requests") : std::nullopt;
   auto tools = requests ? cj::member_span(*requests, "tools") : std::nullopt;
