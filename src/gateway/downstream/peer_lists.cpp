@@ -128,11 +128,9 @@ ToolEntry tool_entry(const bj::value& tv, const schema::Options* schema_options,
   }
   if (const auto* e = obj.if_contains("execution"); e && e->is_object()) {
     const auto* support = e->get_object().if_contains("taskSupport");
-    if (support && support->is_string() && support->get_string() == "optional") {
-      entry.task_support = TaskSupportLevel::optional;
-    } else if (support && support->is_string() && support->get_string() == "required") {
-      entry.task_support = TaskSupportLevel::required;
-    }
+    const bj::string* level = support ? support->if_string() : nullptr;
+    if (level && *level == "optional") entry.task_support = TaskSupportLevel::optional;
+    if (level && *level == "required") entry.task_support = TaskSupportLevel::required;
   }
   entry.raw = bj::serialize(tv);
   const auto* input_schema = schema_options ? obj.if_contains("inputSchema") : nullptr;
