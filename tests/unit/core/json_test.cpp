@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -391,6 +393,81 @@ TEST(JsonQuote, EscapesQuotesBackslashesAndControls) {
   EXPECT_EQ(quote("\n"), R"("\n")");
   std::string q = quote(std::string("\x01\x1b", 2));
   for (char c : q) EXPECT_GE(static_cast<unsigned char>(c), 0x20u) << q;
+}
+
+TEST(JsonQuote, WritesTheSameBytesAsBoostJsonsSerializer) {
+  // Every byte alone, then plain text, UTF-8, invalid UTF-8 and escapes mixed in one string:
+  // the quick path for plain strings and the serializer must agree on every one.
+  std::vector<std::string> inputs;
+  for (int c = 0; c < 256; ++c) inputs.emplace_back(1, static_cast<char>(c));
+  inputs.emplace_back("tools/call");
+  inputs.emplace_back("\xc3\xa9\xe6\xbc\xa2 \xff\xfe \x7f");
+  inputs.emplace_back(
+      std::string("a\"b\\c\x00\x1f\x20"
+                  "d",
+                  9));
+  for (const std::string& s : inputs) {
+    EXPECT_EQ(quote(s), bj::serialize(bj::string_view(s.data(), s.size())))
+        << "byte " << static_cast<int>(static_cast<unsigned char>(s.front()));
+  }
+}
+
+// --- single_line ---
+
+TEST(JsonSingleLine, LineBreaksBetweenTokensBecomeSpaces) {
+  std::string text = "{\"a\":\r\n1,\n\"b\":\"x\"}";
+  single_line(text);
+  EXPECT_EQ(text, "{\"a\":  1, \"b\":\"x\"}");
+  std::string carriage_returns_only = "{\"a\":\r1}";
+  single_line(carriage_returns_only);
+  EXPECT_EQ(carriage_returns_only, "{\"a\": 1}");
+}
+
+TEST(JsonSingleLine, ALineBreakInsideAStringIsLeftForTheParser) {
+  std::string text = "{\"a\":\"x\ny\",\n\"b\":\"\\\"\r\"}";
+  single_line(text);
+  EXPECT_EQ(text, "{\"a\":\"x\ny\", \"b\":\"\\\"\r\"}");
+}
+
+// The rule walked byte by byte: the reference the bulk search must agree with.
+std::string single_line_by_bytes(std::string text) {
+  bool in_string = false, escaped = false;
+  for (char& c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '\n' || c == '\r') {
+      c = ' ';
+    }
+  }
+  return text;
+}
+
+TEST(JsonSingleLine, AgreesWithAByteByByteWalkOnRandomTexts) {
+  // Quotes, runs of backslashes, line breaks and unterminated strings in every arrangement.
+  std::mt19937 random(20261207);
+  const std::string alphabet = "\"\\\n\r a{";
+  for (int round = 0; round < 20000; ++round) {
+    std::string text(random() % 24, ' ');
+    for (char& c : text) c = alphabet[random() % alphabet.size()];
+    std::string bulk = text;
+    single_line(bulk);
+    ASSERT_EQ(bulk, single_line_by_bytes(text)) << "round " << round;
+  }
+}
+
+TEST(JsonSingleLine, TextWithoutLineBreaksIsUnchanged) {
+  std::string text = R"({"a":"b\\n", "c" : [1, 2]})";
+  const std::string before = text;
+  single_line(text);
+  EXPECT_EQ(text, before);
 }
 
 }  // namespace
