@@ -4,6 +4,7 @@
 // any HTTP gateway), reported as ratios, with sluice's CPU per call and RSS per idle session.
 //
 //   sluice_http_load SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] [IDLE_SESSIONS=100]
+//                    [LARGE_CALLS=10]
 //   sluice_http_load --responder PORT_FILE      (the floor, spawned by the driver itself)
 //
 // 1. direct stdio: FIXTURE on pipes, one MCP session; CLIENTS callers each keep exactly one
@@ -16,6 +17,9 @@
 //    the same load as 3 calling `fx__echo` (answers: JSON or SSE), with sluice's CPU per call.
 // 5. idle sessions: sluice's VmRSS before and after opening IDLE_SESSIONS sessions, and its
 //    CPU over 2 s with them open.
+// 6. 1 MiB: LARGE_CALLS sequential calls whose request and answer each carry 1 MiB of text,
+//    by one caller: directly to the fixture over stdio, to the responder and to sluice over
+//    HTTP; each path's p50, sluice's as a ratio of the direct call's (budget 1.2).
 //
 // Every load phase is driven from one thread (a poll loop; an Asio io_context with one
 // coroutine per client), so the driver's own overhead is alike on every side. Each caller
@@ -79,7 +83,8 @@ constexpr std::int64_t kFirstCallId = 1000;
 // driven by a single poll loop. Caller `slot`'s k-th call has id kFirstCallId + k*clients + slot.
 
 Stats run_direct(Process& fixture, int clients, int calls_per_client,
-                 const std::string& tool = "echo", bool measure_cpu = false) {
+                 const std::string& tool = "echo", bool measure_cpu = false,
+                 std::string_view text = kEchoText) {
   fixture.write_line(initialize_request(1));
   for (;;) {
     auto msg = parse_object(fixture.read_line());
@@ -103,7 +108,7 @@ Stats run_direct(Process& fixture, int clients, int calls_per_client,
     in_flight[slot] = id;
     ++sent[slot];
     sent_at[slot] = Clock::now();
-    fixture.write_line(echo_request(id, tool));
+    fixture.write_line(echo_request(id, tool, text));
   };
   auto drain = [&](bool record, int until_sent) {
     int open = 0;
@@ -123,7 +128,7 @@ Stats run_direct(Process& fixture, int clients, int calls_per_client,
       if (in_flight[slot] != *id)
         throw ProtocolError("direct: answer to a call not in flight: " + line);
       double latency = micros_since(sent_at[slot]);
-      check_echo(*msg, *id);
+      check_echo(*msg, *id, text);
       if (record) us.push_back(latency);
       if (sent[slot] < until_sent) {
         send(slot);
@@ -147,16 +152,17 @@ struct HttpCaller {
   std::string session;
   std::int64_t next_id = kFirstCallId;
   std::vector<double> us;
+  std::string text = std::string(kEchoText);  // what each call asks to have echoed
 };
 
 asio::awaitable<void> call_echo(HttpCaller& c, HttpTally& tally, bool record) {
   std::int64_t id = c.next_id++;
   auto t0 = Clock::now();
   Reply r = co_await c.client.request("tools/call", http::verb::post, c.session,
-                                      echo_request(id, c.tool));
+                                      echo_request(id, c.tool, c.text));
   double latency = micros_since(t0);
   expect_status(r, 200, "tools/call");
-  check_echo(response_in(r, id, tally), id);
+  check_echo(response_in(r, id, tally), id, c.text);
   if (record) c.us.push_back(latency);
 }
 
@@ -255,8 +261,35 @@ Stats load_over_http(asio::io_context& io, tcp::endpoint server, int clients, in
   return s;
 }
 
+// `calls` sequential tools/call of `tool` whose request and answer each carry `text`, by one
+// caller on a connection and session of its own (after one untimed warm-up call); the
+// session's id goes to `sessions` (for its DELETE), the connection is closed.
+Stats large_over_http(asio::io_context& io, tcp::endpoint server, int calls,
+                      const std::string& tool, const std::string& text, HttpTally& tally,
+                      std::vector<std::string>& sessions) {
+  HttpCaller caller{HttpClient(io, server, tally), tool, {}, kFirstCallId, {}, text};
+  std::vector<asio::awaitable<void>> tasks;
+  tasks.push_back(set_up_caller(caller, tally));
+  run_all(io, std::move(tasks));
+  tasks.clear();
+  tasks.push_back(load_caller(caller, tally, calls));
+  auto t0 = Clock::now();
+  run_all(io, std::move(tasks));
+  Stats s = summarize(std::move(caller.us), micros_since(t0) / 1e6);
+  caller.client.close();
+  sessions.push_back(caller.session);
+  return s;
+}
+
+// A megabyte of text to echo: JSON-plain, so that its request is its size.
+const std::string& large_text() {
+  static const std::string text(std::size_t{1} << 20, 'x');
+  return text;
+}
+
 struct HttpResult {
   Stats load;
+  Stats large;  // the 1 MiB calls
   long rss_before_kib = 0, rss_after_kib = 0;
   double idle_cpu_ms_per_s = 0;  // sluice's, with every idle session open
   HttpTally tally;
@@ -265,7 +298,7 @@ struct HttpResult {
 };
 
 HttpResult run_http(const std::string& sluice_path, const std::string& fixture_path,
-                    const std::filesystem::path& dir, int clients, int calls, int idle) {
+                    const std::filesystem::path& dir, int clients, int calls, int idle, int large) {
   HttpResult out;
   const std::string config = (dir / "mcp.json").string();
   const std::string port_file = (dir / "port").string();
@@ -286,9 +319,9 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   std::vector<HttpCaller> callers;
   out.load =
       load_over_http(io, server, clients, calls, "fx__echo", sluice.pid(), out.tally, callers);
+  std::vector<std::string> sessions;
 
   // Idle sessions: the load sessions stay open, their connections are closed first.
-  std::vector<std::string> sessions;
   for (auto& c : callers) {
     c.client.close();
     sessions.push_back(c.session);
@@ -302,6 +335,8 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   const double idle_cpu0 = cpu_ns(sluice.pid());
   std::this_thread::sleep_for(std::chrono::seconds(2));
   out.idle_cpu_ms_per_s = (cpu_ns(sluice.pid()) - idle_cpu0) / 1e6 / 2.0;
+  // After the idle figures: the megabyte bodies' heap would otherwise be counted as theirs.
+  out.large = large_over_http(io, server, large, "fx__echo", large_text(), out.tally, sessions);
 
   sessions.insert(sessions.end(), idle_ids.begin(), idle_ids.end());
   tasks.clear();
@@ -347,13 +382,19 @@ bj::object echo_answer(const bj::object& request) {
 }
 
 asio::awaitable<void> respond(tcp::socket socket) {
+  // Room for reads of up to 64 KiB (Beast reads as much as the buffer's free room), so that
+  // a 1 MiB request is not read 512 bytes at a time.
   beast::flat_buffer buffer;
+  buffer.reserve(64 * 1024);
   socket.set_option(tcp::no_delay(true));
   for (;;) {
-    http::request<http::string_body> req;
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(kMaxBody);
     boost::system::error_code ec;
-    co_await http::async_read(socket, buffer, req, asio::redirect_error(asio::use_awaitable, ec));
+    co_await http::async_read(socket, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return;
+    http::request<http::string_body> req = parser.release();
     http::response<http::string_body> res{http::status::ok, req.version()};
     res.keep_alive(req.keep_alive());
     if (req.method() == http::verb::delete_) {
@@ -394,8 +435,13 @@ int run_responder(const std::string& port_file) {
   return 0;
 }
 
-// The same HTTP load as sluice's against the responder.
-Stats run_floor(const std::string& self, const std::filesystem::path& dir, int clients, int calls) {
+struct FloorResult {
+  Stats load, large;
+};
+
+// The same HTTP loads as sluice's against the responder.
+FloorResult run_floor(const std::string& self, const std::filesystem::path& dir, int clients,
+                      int calls, int large) {
   const std::string port_file = (dir / "floor-port").string();
   Process floor({self, "--responder", port_file}, false, true);
   int port = wait_for_port(floor, port_file);
@@ -403,10 +449,13 @@ Stats run_floor(const std::string& self, const std::filesystem::path& dir, int c
   asio::io_context io;
   HttpTally tally;
   std::vector<HttpCaller> callers;
-  Stats s = load_over_http(io, server, clients, calls, "echo", floor.pid(), tally, callers);
+  FloorResult out;
+  out.load = load_over_http(io, server, clients, calls, "echo", floor.pid(), tally, callers);
   for (auto& c : callers) c.client.close();
+  std::vector<std::string> sessions;
+  out.large = large_over_http(io, server, large, "echo", large_text(), tally, sessions);
   floor.stop(true);
-  return s;
+  return out;
 }
 
 int positive_arg(int argc, char** argv, int index, int fallback, int max) {
@@ -432,11 +481,11 @@ void print_stats(const char* label, int clients, int calls, const Stats& s) {
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   if (argc == 3 && std::strcmp(argv[1], "--responder") == 0) return run_responder(argv[2]);
-  if (argc < 3 || argc > 6) {
-    std::fprintf(
-        stderr,
-        "usage: %s SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] [IDLE_SESSIONS=100]\n",
-        argv[0]);
+  if (argc < 3 || argc > 7) {
+    std::fprintf(stderr,
+                 "usage: %s SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] "
+                 "[IDLE_SESSIONS=100] [LARGE_CALLS=10]\n",
+                 argv[0]);
     return 2;
   }
   char resolved[PATH_MAX];
@@ -447,16 +496,18 @@ int main(int argc, char** argv) {
   const int calls = positive_arg(argc, argv, 3, 500, 1'000'000);
   const int clients = positive_arg(argc, argv, 4, 16, 1024);
   const int idle = positive_arg(argc, argv, 5, 100, 10'000);
+  const int large = positive_arg(argc, argv, 6, 10, 10'000);
 
   char tmpl[] = "/tmp/sluice-http-load-XXXXXX";
   if (!mkdtemp(tmpl)) return 1;
   const std::filesystem::path dir = tmpl;
   int rc = 0;
   try {
-    Stats direct;
+    Stats direct, direct_large;
     {
       Process fx({fixture}, true, false);
       direct = run_direct(fx, clients, calls);
+      direct_large = run_direct(fx, 1, large, "echo", false, large_text());
       fx.stop(false);
     }
     print_stats("direct stdio   ", clients, calls, direct);
@@ -484,10 +535,11 @@ int main(int argc, char** argv) {
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) throw ProtocolError("cannot read /proc/self/exe");
     self[len] = 0;
-    Stats floor = run_floor(self, dir, clients, calls);
+    const FloorResult floor_result = run_floor(self, dir, clients, calls, large);
+    const Stats& floor = floor_result.load;
     print_stats("http floor     ", clients, calls, floor);
     std::fflush(stdout);
-    HttpResult h = run_http(sluice, fixture, dir, clients, calls, idle);
+    HttpResult h = run_http(sluice, fixture, dir, clients, calls, idle, large);
     print_stats("sluice http    ", clients, calls, h.load);
     std::printf("ratio http/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
                 h.load.calls_per_s / std::max(1e-9, direct.calls_per_s),
@@ -497,6 +549,13 @@ int main(int argc, char** argv) {
                 h.load.calls_per_s / std::max(1e-9, floor.calls_per_s));
     std::printf("ratio sluice cpu per call http/stdio: %.2f (budget <= 2)\n",
                 h.load.cpu_us_per_call / std::max(1e-9, via_stdio.cpu_us_per_call));
+    std::printf(
+        "1 MiB echo     : %d sequential calls, p50 direct stdio %.2f ms, http floor %.2f ms, "
+        "sluice http %.2f ms\n",
+        large, direct_large.p50_us / 1e3, floor_result.large.p50_us / 1e3, h.large.p50_us / 1e3);
+    std::printf("ratio 1 MiB sluice http/direct: %.2f (budget <= 1.2), http floor/direct: %.2f\n",
+                h.large.p50_us / std::max(1e-9, direct_large.p50_us),
+                floor_result.large.p50_us / std::max(1e-9, direct_large.p50_us));
     long grown = h.rss_after_kib - h.rss_before_kib;
     std::printf(
         "idle sessions  : %d, RSS %+ld KiB (%.1f KiB per session), sluice RSS %.1f MiB, idle CPU "

@@ -29,14 +29,14 @@ inline constexpr std::string_view kInitialized =
 // --- JSON-RPC messages and checks ------------------------------------------------------
 
 std::string initialize_request(std::int64_t id);
-// tools/call of `tool` with {"text": kEchoText}.
-std::string echo_request(std::int64_t id, std::string_view tool);
+// tools/call of `tool` with {"text": text}.
+std::string echo_request(std::int64_t id, std::string_view tool, std::string_view text = kEchoText);
 std::optional<std::int64_t> id_of(const boost::json::object& msg);
 // A response (not a notification or server->client request) to `id` without an error;
 // ProtocolError naming `what` otherwise.
 void check_response(const boost::json::object& msg, std::int64_t id, std::string_view what);
-// A tools/call echo answer: a result that is not isError and holds the echoed text.
-void check_echo(const boost::json::object& msg, std::int64_t id);
+// A tools/call echo answer: a result that is not isError and holds `text`, echoed.
+void check_echo(const boost::json::object& msg, std::int64_t id, std::string_view text = kEchoText);
 std::optional<boost::json::object> parse_object(std::string_view text);
 
 // --- latency summary -------------------------------------------------------------------

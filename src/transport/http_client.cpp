@@ -8,6 +8,7 @@
 // coroutine awaits completes at once, and the coroutine reads `stop` to say why.
 #include "transport/http_client.hpp"
 
+#include "transport/http_read_buffer.hpp"
 #include "transport/http_url.hpp"
 #include "transport/sse_parser.hpp"
 #include "transport/tls_context.hpp"
@@ -403,14 +404,18 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
     body.body_limit(boost::none);  // a stream is bounded per event, and by the idle bound
     ex.deadline = kNever;
     ex.watch();
+    // Events are taken a chunk at a time; the reads get that much room.
+    make_room_for_body(ex.conn->buffer, std::uint64_t{kStreamChunk});
     if (auto failed = co_await read_stream(ex, url, body, sink)) co_return std::move(*failed);
     reusable = body.keep_alive();
   } else {
     http::response_parser<http::string_body> body(std::move(head));
+    if (!body.is_done()) make_room_for_body(ex.conn->buffer, body.content_length_remaining());
     if (auto failed = co_await read_until_done(ex, url, body)) co_return std::move(*failed);
     response.body = std::move(body.get().body());
     reusable = body.keep_alive();
   }
+  release_body_room(ex.conn->buffer);
   co_return response;
 }
 

@@ -5,6 +5,7 @@
 #include "core/log.hpp"
 #include "core/spawn.hpp"
 #include "rpc/message.hpp"
+#include "transport/http_read_buffer.hpp"
 
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -220,6 +221,7 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
     }
     take_buffered_body(*conn, parser, ec);
     if (!ec && !parser.is_done()) {
+      make_room_for_body(conn->buffer, parser.content_length_remaining());
       conn->stream.expires_after(limits_.http_body_timeout);
       co_await http::async_read(conn->stream, conn->buffer, parser,
                                 asio::redirect_error(kAwait, ec));
@@ -230,6 +232,7 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
       break;
     }
     conn->stream.expires_never();
+    release_body_room(conn->buffer);
     set_incomplete(*conn, false);
     Request req = parser.release();
     bool keep = co_await handle(conn, req);

@@ -1,0 +1,39 @@
+#pragma once
+// The read buffer of an HTTP connection, sized for what it reads. Beast's reads take as much
+// as the buffer's free room, at least 512 bytes and at most 64 KiB, and a buffer grows only
+// when a read asks for more room than it has: a buffer sized for a head would read a body of
+// a megabyte 512 bytes at a time, each read with its own wake-up and deadline timer. A body
+// still on its way gets room for reads of up to 64 KiB, given back once its message is read,
+// so that an idle kept-alive connection holds a small buffer. Used by both the server's
+// connections and the client's.
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/optional/optional.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace sluice::transport {
+
+// Beast's largest single read of a message (http::async_read_some's own bound).
+inline constexpr std::size_t kBodyReadBytes = 64 * 1024;
+// What a buffer may keep between messages.
+inline constexpr std::size_t kIdleReadBufferBytes = 4 * 1024;
+
+// Room for the next reads of a body of which `remaining` bytes are still to come (none: a
+// chunked body, or one that ends with the connection).
+inline void make_room_for_body(boost::beast::flat_buffer& buffer,
+                               const boost::optional<std::uint64_t>& remaining) {
+  const std::size_t want =
+      remaining ? static_cast<std::size_t>(std::min<std::uint64_t>(*remaining, kBodyReadBytes))
+                : kBodyReadBytes;
+  if (buffer.capacity() - buffer.size() < want) buffer.reserve(buffer.size() + want);
+}
+
+// The body's room given back once its message is read; what is buffered (the start of a
+// pipelined next message) is kept.
+inline void release_body_room(boost::beast::flat_buffer& buffer) {
+  if (buffer.capacity() > kIdleReadBufferBytes) buffer.shrink_to_fit();
+}
+
+}  // namespace sluice::transport
