@@ -405,12 +405,15 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
     ex.deadline = kNever;
     ex.watch();
     // Events are taken a chunk at a time; the reads get that much room.
-    make_room_for_body(ex.conn->buffer, std::uint64_t{kStreamChunk});
+    make_room_for_body(ex.conn->buffer, kStreamChunk, std::uint64_t{kStreamChunk});
     if (auto failed = co_await read_stream(ex, url, body, sink)) co_return std::move(*failed);
     reusable = body.keep_alive();
   } else {
     http::response_parser<http::string_body> body(std::move(head));
-    if (!body.is_done()) make_room_for_body(ex.conn->buffer, body.content_length_remaining());
+    // A server sluice was configured to call is taken at its word about its body's length.
+    if (!body.is_done()) {
+      make_room_for_body(ex.conn->buffer, kBodyReadBytes, body.content_length_remaining());
+    }
     if (auto failed = co_await read_until_done(ex, url, body)) co_return std::move(*failed);
     response.body = std::move(body.get().body());
     reusable = body.keep_alive();

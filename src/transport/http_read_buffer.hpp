@@ -3,9 +3,9 @@
 // as the buffer's free room, at least 512 bytes and at most 64 KiB, and a buffer grows only
 // when a read asks for more room than it has: a buffer sized for a head would read a body of
 // a megabyte 512 bytes at a time, each read with its own wake-up and deadline timer. A body
-// still on its way gets room for reads of up to 64 KiB, given back once its message is read,
-// so that an idle kept-alive connection holds a small buffer. Used by both the server's
-// connections and the client's.
+// on its way gets room as its bytes arrive, up to reads of 64 KiB, given back once its
+// message is read, so that an idle kept-alive connection holds a small buffer. Used by both
+// the server's connections and the client's.
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/optional/optional.hpp>
 
@@ -17,16 +17,19 @@ namespace sluice::transport {
 
 // Beast's largest single read of a message (http::async_read_some's own bound).
 inline constexpr std::size_t kBodyReadBytes = 64 * 1024;
-// What a buffer may keep between messages.
+// The room of a body's first read, and what a buffer may keep between messages.
+inline constexpr std::size_t kFirstBodyRoom = 4 * 1024;
 inline constexpr std::size_t kIdleReadBufferBytes = 4 * 1024;
 
-// Room for the next reads of a body of which `remaining` bytes are still to come (none: a
-// chunked body, or one that ends with the connection).
-inline void make_room_for_body(boost::beast::flat_buffer& buffer,
+// Room for the next read of a body of which `received` bytes have arrived and `remaining`
+// are still to come (none: a chunked body, or one that ends with the connection): as much as
+// has arrived (at least kFirstBodyRoom), at most what is to come and kBodyReadBytes. The
+// reads of a body that does arrive double up to 64 KiB; a head that only claims a large body
+// gets no more than a small buffer.
+inline void make_room_for_body(boost::beast::flat_buffer& buffer, std::size_t received,
                                const boost::optional<std::uint64_t>& remaining) {
-  const std::size_t want =
-      remaining ? static_cast<std::size_t>(std::min<std::uint64_t>(*remaining, kBodyReadBytes))
-                : kBodyReadBytes;
+  std::size_t want = std::min(std::max(received, kFirstBodyRoom), kBodyReadBytes);
+  if (remaining) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, *remaining));
   if (buffer.capacity() - buffer.size() < want) buffer.reserve(buffer.size() + want);
 }
 

@@ -221,10 +221,8 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
     }
     take_buffered_body(*conn, parser, ec);
     if (!ec && !parser.is_done()) {
-      make_room_for_body(conn->buffer, parser.content_length_remaining());
       conn->stream.expires_after(limits_.http_body_timeout);
-      co_await http::async_read(conn->stream, conn->buffer, parser,
-                                asio::redirect_error(kAwait, ec));
+      ec = co_await read_body(*conn, parser);
     }
     if (ec) {
       co_await write_refusal(*conn, parser.get().version(),
@@ -280,6 +278,17 @@ asio::awaitable<bool> HttpServerImpl::write_reply(Connection& conn, const Reques
     conn.stream.expires_never();
   }
   co_return !ec && keep;
+}
+
+asio::awaitable<boost::system::error_code> HttpServerImpl::read_body(
+    Connection& conn, http::request_parser<http::string_body>& parser) {
+  boost::system::error_code ec;
+  while (!ec && !parser.is_done()) {
+    make_room_for_body(conn.buffer, parser.get().body().size(), parser.content_length_remaining());
+    co_await http::async_read_some(conn.stream, conn.buffer, parser,
+                                   asio::redirect_error(kAwait, ec));
+  }
+  co_return ec;
 }
 
 void HttpServerImpl::take_buffered_body(Connection& conn,

@@ -104,6 +104,11 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // A connection may wait for another request: not stopping, its address under its cap.
   bool may_keep_alive(const Connection& conn) const;
   Task<bool> write_reply(Connection& conn, const Request& req, Reply reply);
+  // Reads the rest of a body, the buffer's room growing as its bytes arrive
+  // (http_read_buffer.hpp), within the deadline already set on the stream.
+  Task<boost::system::error_code> read_body(
+      Connection& conn,
+      boost::beast::http::request_parser<boost::beast::http::string_body>& parser);
   // Parses what of the body the head's read already buffered (usually all of it), so that
   // only a body still on its way is read, with its own deadline and timer.
   static void take_buffered_body(
