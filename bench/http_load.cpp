@@ -382,10 +382,8 @@ bj::object echo_answer(const bj::object& request) {
 }
 
 asio::awaitable<void> respond(tcp::socket socket) {
-  // Room for reads of up to 64 KiB (Beast reads as much as the buffer's free room), so that
-  // a 1 MiB request is not read 512 bytes at a time.
   beast::flat_buffer buffer;
-  buffer.reserve(64 * 1024);
+  buffer.reserve(kReadRoom);
   socket.set_option(tcp::no_delay(true));
   for (;;) {
     http::request_parser<http::string_body> parser;

@@ -100,9 +100,7 @@ HttpClient::HttpClient(asio::io_context& io, tcp::endpoint server, HttpTally& ta
       server_(server),
       tally_(tally),
       host_("127.0.0.1:" + std::to_string(server.port())) {
-  // Room for reads of up to 64 KiB (Beast reads as much as the buffer's free room): a 1 MiB
-  // answer is not read 512 bytes at a time.
-  buffer_.reserve(64 * 1024);
+  buffer_.reserve(kReadRoom);
 }
 
 asio::awaitable<Reply> HttpClient::request(std::string_view what, http::verb verb,

@@ -12,6 +12,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/verb.hpp>
 #include <boost/json/object.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@
 namespace sluice::bench {
 
 inline constexpr std::uint64_t kMaxBody = 64u << 20;
+// The free room of a read buffer: Beast reads as much as that (up to 64 KiB), so a buffer
+// left to its first size would read a 1 MiB message 512 bytes at a time.
+inline constexpr std::size_t kReadRoom = 64 * 1024;
 inline constexpr std::string_view kProtocolVersion = "2025-11-25";
 inline constexpr std::string_view kEchoText = "hello";
 inline constexpr std::string_view kInitialized =

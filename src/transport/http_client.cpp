@@ -405,7 +405,7 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
     ex.deadline = kNever;
     ex.watch();
     // Events are taken a chunk at a time; the reads get that much room.
-    make_room_for_body(ex.conn->buffer, kStreamChunk, std::uint64_t{kStreamChunk});
+    make_room(ex.conn->buffer, kStreamChunk);
     if (auto failed = co_await read_stream(ex, url, body, sink)) co_return std::move(*failed);
     reusable = body.keep_alive();
   } else {

@@ -21,6 +21,11 @@ inline constexpr std::size_t kBodyReadBytes = 64 * 1024;
 inline constexpr std::size_t kFirstBodyRoom = 4 * 1024;
 inline constexpr std::size_t kIdleReadBufferBytes = 4 * 1024;
 
+// Free room for a read of `bytes`, what is buffered kept.
+inline void make_room(boost::beast::flat_buffer& buffer, std::size_t bytes) {
+  if (buffer.capacity() - buffer.size() < bytes) buffer.reserve(buffer.size() + bytes);
+}
+
 // Room for the next read of a body of which `received` bytes have arrived and `remaining`
 // are still to come (none: a chunked body, or one that ends with the connection): as much as
 // has arrived (at least kFirstBodyRoom), at most what is to come and kBodyReadBytes. The
@@ -30,7 +35,7 @@ inline void make_room_for_body(boost::beast::flat_buffer& buffer, std::size_t re
                                const boost::optional<std::uint64_t>& remaining) {
   std::size_t want = std::min(std::max(received, kFirstBodyRoom), kBodyReadBytes);
   if (remaining) want = static_cast<std::size_t>(std::min<std::uint64_t>(want, *remaining));
-  if (buffer.capacity() - buffer.size() < want) buffer.reserve(buffer.size() + want);
+  make_room(buffer, want);
 }
 
 // The body's room given back once its message is read; what is buffered (the start of a
