@@ -264,13 +264,18 @@ class Gateway::ClientHandler : public mcp::Handler {
     request.respond_result(gateway_.aggregate().tools_page(cursor, gateway_.meta_tools_list()));
   }
 
+  // Not a coroutine itself: the call runs in the frame of the one it picks.
   asio::awaitable<void> call(mcp::IncomingRequest& request, std::string_view tool_name) {
     const meta::MetaTool* row = meta_tool(tool_name);
     if (!row && gateway_.options().expose_all &&
         (gateway_.options().passthrough || tool_name.find("__") != std::string_view::npos)) {
-      co_await call_aggregated(request, tool_name);
-      co_return;
+      return call_aggregated(request, tool_name);
     }
+    return call_meta(request, tool_name, row);
+  }
+
+  asio::awaitable<void> call_meta(mcp::IncomingRequest& request, std::string_view tool_name,
+                                  const meta::MetaTool* row) {
     if (!row) {
       request.respond_error(rpc::code::kInvalidParams, "Unknown tool");
       co_return;

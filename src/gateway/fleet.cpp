@@ -64,7 +64,8 @@ std::unique_ptr<Downstream> Fleet::make(config::ServerConfig config) const {
     if (r->name() == config.name) last = std::max(last, r->generation());
   }
   DownstreamEvents events = events_for_(config);
-  auto d = std::make_unique<Downstream>(io_, std::move(config), limits_, policy_, std::move(events));
+  auto d =
+      std::make_unique<Downstream>(io_, std::move(config), limits_, policy_, std::move(events));
   d->continue_generations_after(last);
   return d;
 }
@@ -127,14 +128,13 @@ std::vector<pid_t> Fleet::child_pids() const {
   return pids;
 }
 
-asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need need) const {
-  ResolvedTool r;
-  auto [server, tool_name] = split_tool_id(tool_id);
+Downstream* Fleet::tool_server(std::string_view tool_id, std::string_view server,
+                               std::string_view tool_name, ResolvedTool& r) const {
   if (server.empty()) {
     r.refusal = fmt::format(
         "{} is not a tool id: tool ids look like server::tool, see gateway.catalog_search",
         core::show_name(tool_id));
-    co_return r;
+    return nullptr;
   }
   Downstream* d = find(server);
   if (!d && removed_.contains(server)) {
@@ -142,20 +142,20 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
         "server {} was removed from the configuration: it takes no new calls (it stops once "
         "its pending calls end); see gateway.health",
         core::show_name(server));
-    co_return r;
+    return nullptr;
   }
   const config::AccessPolicy& access = policy_.access;
   if (!d) {
     if (std::string why = access.denial(config::Subject::servers, {}, server); !why.empty()) {
       r.refusal = withheld_refusal(fmt::format("server {}", core::show_name(server)), why);
       r.withheld.emplace(core::show_name(server), core::show_name(tool_name));
-      co_return r;
+      return nullptr;
     }
     r.refusal = fmt::format(
         "no configured server is named {}{}; tool ids look like "
         "server::tool, see gateway.catalog_search",
         core::show_name(server), core::did_you_mean(server, names()));
-    co_return r;
+    return nullptr;
   }
   // A withheld tool is not in its server's list (DownstreamPeer leaves it out); asked here
   // too before a start, so that it never starts its server.
@@ -164,35 +164,62 @@ asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need
         !why.empty()) {
       r.refusal = withheld_refusal(d->name() + "::" + core::show_name(tool_name), why);
       r.withheld.emplace(d->name(), core::show_name(tool_name));
-      co_return r;
+      return nullptr;
     }
   }
-  const bool known_serves = need == Need::listed && d->tools_known();
-  bool online = d->phase() == Phase::online;
-  if (!known_serves) online = co_await d->ensure_started();
-  if (!online && (need == Need::online || !d->tools_known())) {
-    r.refusal = fmt::format("server {} is not available ({}): {}", d->name(), to_string(d->phase()),
-                            d->last_error());
-    co_return r;
+  return d;
+}
+
+void Fleet::serve_tool(Downstream& d, std::string_view tool_name, Need need, bool online,
+                       ResolvedTool& r) const {
+  if (!online && (need == Need::online || !d.tools_known())) {
+    r.refusal = fmt::format("server {} is not available ({}): {}", d.name(), to_string(d.phase()),
+                            d.last_error());
+    return;
   }
-  r.tool = d->find_tool(tool_name);
+  r.tool = d.find_tool(tool_name);
   if (!r.tool) {
-    if (std::string why = access.denial(config::Subject::tools, d->name(), tool_name);
+    if (std::string why = policy_.access.denial(config::Subject::tools, d.name(), tool_name);
         !why.empty()) {
-      r.refusal = withheld_refusal(d->name() + "::" + core::show_name(tool_name), why);
-      r.withheld.emplace(d->name(), core::show_name(tool_name));
-      co_return r;
+      r.refusal = withheld_refusal(d.name() + "::" + core::show_name(tool_name), why);
+      r.withheld.emplace(d.name(), core::show_name(tool_name));
+      return;
     }
     std::vector<std::string_view> tool_names;
-    tool_names.reserve(d->tools().size());
-    for (const auto& t : d->tools()) tool_names.push_back(t.name);
+    tool_names.reserve(d.tools().size());
+    for (const auto& t : d.tools()) tool_names.push_back(t.name);
     r.refusal =
-        fmt::format("server {} has no tool named {}{}; see gateway.catalog_search", d->name(),
+        fmt::format("server {} has no tool named {}{}; see gateway.catalog_search", d.name(),
                     core::show_name(tool_name), core::did_you_mean(tool_name, tool_names));
-    co_return r;
+    return;
   }
-  r.server = d;
+  r.server = &d;
+}
+
+asio::awaitable<ResolvedTool> Fleet::resolve_tool(std::string_view tool_id, Need need) const {
+  ResolvedTool r;
+  auto [server, tool_name] = split_tool_id(tool_id);
+  Downstream* d = tool_server(tool_id, server, tool_name, r);
+  if (!d) co_return r;
+  bool online = d->phase() == Phase::online;
+  if (need != Need::listed || !d->tools_known()) online = co_await d->ensure_started();
+  serve_tool(*d, tool_name, need, online, r);
   co_return r;
+}
+
+std::optional<ResolvedTool> Fleet::resolve_tool_now(std::string_view tool_id, Need need) const {
+  ResolvedTool r;
+  auto [server, tool_name] = split_tool_id(tool_id);
+  Downstream* d = tool_server(tool_id, server, tool_name, r);
+  if (!d) return r;
+  bool online = d->phase() == Phase::online;
+  if (need != Need::listed || !d->tools_known()) {
+    std::optional<bool> started = d->started_now();
+    if (!started) return std::nullopt;  // nothing was counted: resolve_tool starts it
+    online = *started;
+  }
+  serve_tool(*d, tool_name, need, online, r);
+  return r;
 }
 
 void Fleet::roots_changed() {

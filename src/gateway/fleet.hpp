@@ -72,6 +72,10 @@ class Fleet {
   // The tool `tool_id` names, starting its server as `need` says. The entry is valid until
   // the server's tool list next changes (the caller's next suspension).
   asio::awaitable<ResolvedTool> resolve_tool(std::string_view tool_id, Need need) const;
+  // resolve_tool's answer when it needs no wait (the server online, or refused); nullopt when
+  // the server must be started or waited for first: resolve_tool then. A call to a running
+  // server resolves its tool without a coroutine frame.
+  std::optional<ResolvedTool> resolve_tool_now(std::string_view tool_id, Need need) const;
   // notifications/roots/list_changed from a client: passed on to every server that asked a
   // client for its roots.
   void roots_changed();
@@ -97,6 +101,14 @@ class Fleet {
   const std::vector<std::unique_ptr<Downstream>>& retired() const { return retired_; }
 
  private:
+  // resolve_tool before the start: the server `tool_id` names, or nullptr and the refusal
+  // in `r`.
+  Downstream* tool_server(std::string_view tool_id, std::string_view server,
+                          std::string_view tool_name, ResolvedTool& r) const;
+  // resolve_tool after it: the tool of `d` (online or not, as the start left it), or the
+  // refusal, in `r`.
+  void serve_tool(Downstream& d, std::string_view tool_name, Need need, bool online,
+                  ResolvedTool& r) const;
   // Runs `work` for each of `targets`, at most `bound` at once; resumes when all have ended.
   asio::awaitable<void> for_each_concurrently(
       std::vector<Downstream*> targets, std::size_t bound,

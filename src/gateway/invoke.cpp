@@ -95,14 +95,28 @@ struct Stage {
   const char* name;
 };
 
-// Admission (A1-A3): each stage's budget in turn, each with its queue. Empty when every
-// slot was granted (into the call's permit), else the answer to the caller; the call has
-// then ended.
+// Admission (A1-A3) as far as it goes without a wait: each stage's slot taken in turn while
+// one is free. The index of the first stage not granted (stages.size() when all were), for
+// admit to go on from; a call admitted at once costs no coroutine frame.
+std::size_t admit_now(Call& call, const std::array<Stage, 3>& stages) {
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (!stages[i].budget) continue;
+    auto now = stages[i].budget->try_acquire(&call.work_cancel(), call.permit());
+    if (now != Budget::Outcome::granted) return i;
+  }
+  return stages.size();
+}
+
+// Admission (A1-A3) from stage `first` on: each stage's budget in turn, each with its queue.
+// Empty when every slot was granted (into the call's permit), else the answer to the caller;
+// the call has then ended.
 asio::awaitable<std::optional<InvokeOutcome>> admit(Call& call, const std::array<Stage, 3>& stages,
+                                                    std::size_t first,
                                                     const config::GatewayPolicy& policy,
                                                     const std::string& tool_label) {
   const CallRecord& record = call.record();
-  for (const Stage& stage : stages) {
+  for (std::size_t i = first; i < stages.size(); ++i) {
+    const Stage& stage = stages[i];
     if (!stage.budget) continue;
     auto outcome =
         co_await stage.budget->acquire(policy.queue_timeout, &call.work_cancel(), call.permit());
@@ -211,10 +225,28 @@ std::string audited(AuditRing& audit, const ResolvedTool& resolved, const std::s
   return resolved.refusal;
 }
 
+// The record of a call of `tool_label` on server `server`, as `request` asked it.
+CallRecord call_record(const std::string& server, const std::string& tool_label,
+                       const Gateway::InvokeRequest& request, std::chrono::milliseconds timeout) {
+  CallRecord record;
+  record.server = server;
+  record.tool_id = tool_label;
+  record.client = request.client_label;  // kept for a task it may create
+  record.client_session = request.client;
+  record.client_request_id = request.client_request_id;
+  record.timeout = timeout;
+  return record;
+}
+
 }  // namespace
 
 asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
-  ResolvedTool resolved = co_await fleet_.resolve_tool(request.tool_id, Fleet::Need::online);
+  ResolvedTool resolved;
+  if (auto now = fleet_.resolve_tool_now(request.tool_id, Fleet::Need::online)) {
+    resolved = std::move(*now);
+  } else {
+    resolved = co_await fleet_.resolve_tool(request.tool_id, Fleet::Need::online);
+  }
   if (!resolved.server) co_return refuse(audited(audit_, resolved, request.client_label));
   Downstream* d = resolved.server;
   const config::GatewayPolicy& policy = config_->policy;
@@ -231,20 +263,18 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
   }
   ToolAdmission& admission = d->admission(*resolved.tool);
   Budget* write_lane = d->write_lane(*resolved.tool);
-  CallRecord record;
-  record.server = d->name();
-  record.tool_id = tool_label;
-  record.client = request.client_label;  // kept for a task it may create
-  record.client_session = request.client;
-  record.client_request_id = request.client_request_id;
-  record.timeout = timeout;
-  Call call(calls_, audit_, admission, std::move(record), [d] { return d->generation(); });
+  Call call(calls_, audit_, admission, call_record(d->name(), tool_label, request, timeout),
+            [d] { return d->generation(); });
   std::optional<CancelLink> link(std::in_place, request.cancel, call.work_cancel());
   // A named array: no initializer_list temporary lives across the co_await below.
   const std::array<Stage, 3> stages{Stage{&admission.budget, "tool"},
                                     Stage{write_lane, "server's write"},
                                     Stage{request.client_budget, "client"}};
-  if (auto refused = co_await admit(call, stages, policy, tool_label)) co_return *refused;
+  if (const std::size_t waits = admit_now(call, stages); waits < stages.size()) {
+    if (auto refused = co_await admit(call, stages, waits, policy, tool_label)) {
+      co_return *refused;
+    }
+  }
   call.admitted();
 
   // Every call sends sluice's own progress token; its progress restarts the timeout.

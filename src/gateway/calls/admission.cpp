@@ -22,15 +22,20 @@ Budget::~Budget() {
   for (auto* w : queue_) w->timer->cancel();
 }
 
-asio::awaitable<Budget::Outcome> Budget::acquire(std::chrono::milliseconds queue_timeout,
-                                                 core::CancelSignal* cancel, Permit& into) {
-  if (cancel && cancel->cancelled()) co_return Outcome::cancelled;
+std::optional<Budget::Outcome> Budget::try_acquire(const core::CancelSignal* cancel, Permit& into) {
+  if (cancel && cancel->cancelled()) return Outcome::cancelled;
   if (held_ < capacity_ && queue_.empty()) {
     ++held_;
     into.add(*this);
-    co_return Outcome::granted;
+    return Outcome::granted;
   }
-  if (queue_.size() >= queue_limit_) co_return Outcome::overflow;
+  if (queue_.size() >= queue_limit_) return Outcome::overflow;
+  return std::nullopt;
+}
+
+asio::awaitable<Budget::Outcome> Budget::acquire(std::chrono::milliseconds queue_timeout,
+                                                 core::CancelSignal* cancel, Permit& into) {
+  if (auto now = try_acquire(cancel, into)) co_return *now;
   core::Timer timer(io_, queue_timeout);
   Waiter waiter{&timer};
   auto it = queue_.insert(queue_.end(), &waiter);

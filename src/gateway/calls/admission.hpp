@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,9 @@ class Budget {
   // queued leaves the queue without a slot.
   asio::awaitable<Outcome> acquire(std::chrono::milliseconds queue_timeout,
                                    core::CancelSignal* cancel, Permit& into);
+  // acquire's outcome when it needs no wait (a free slot, a cancel, a full queue); nullopt
+  // when the caller would queue. Spares a call that is admitted at once a coroutine frame.
+  std::optional<Outcome> try_acquire(const core::CancelSignal* cancel, Permit& into);
 
   std::size_t capacity() const { return capacity_; }
   std::size_t held() const { return held_; }
@@ -106,7 +110,7 @@ class Permit {
   std::size_t slots() const { return held_.size(); }
 
  private:
-  friend class Budget;  // acquire() is the only way a slot gets in
+  friend class Budget;  // acquire() and try_acquire() are the only ways a slot gets in
   void add(Budget& budget) { held_.push_back(&budget); }
   boost::container::small_vector<Budget*, 4> held_;  // a call holds three slots at most
 };

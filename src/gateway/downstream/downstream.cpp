@@ -85,13 +85,18 @@ void Downstream::settle_offline() {
   }
 }
 
-asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
+std::optional<bool> Downstream::started_now() {
   // Whoever asks, an operator's connect included.
-  if (config_.disabled || config_.untrusted) co_return false;
-  if (!config_.env_refusal.empty()) co_return false;  // its last error says why
+  if (config_.disabled || config_.untrusted) return false;
+  if (!config_.env_refusal.empty()) return false;  // its last error says why
+  if (phase() != Phase::online && !shutting_down_) return std::nullopt;
   ++requests_;  // a call or a listing is on its way: activity for the idle watch
-  if (phase() == Phase::online) co_return true;
-  if (shutting_down_) co_return false;
+  return phase() == Phase::online;
+}
+
+asio::awaitable<bool> Downstream::ensure_started(bool explicit_request) {
+  if (auto now = started_now()) co_return *now;
+  ++requests_;  // as started_now counts it
   if (phase() == Phase::restarting && restart_done_) {
     co_await restart_done_->wait();
     co_return phase() == Phase::online;

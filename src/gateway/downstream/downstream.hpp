@@ -72,6 +72,10 @@ class Downstream {
   // held after a foreign kill or after too many restarts starts again only when `explicit_`
   // (an operator's gateway.connect_server); a failed start is retried after its backoff.
   asio::awaitable<bool> ensure_started(bool explicit_request = false);
+  // ensure_started's answer when it needs no start and no wait (the server online, or not
+  // to be started), counted as it counts it; nullopt, counting nothing, when it would start
+  // the server or wait for a start.
+  std::optional<bool> started_now();
 
   // Why the server is held, when it is: it waits for an explicit connect.
   bool held() const { return held_; }

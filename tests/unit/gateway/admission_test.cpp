@@ -28,7 +28,7 @@ struct BudgetTestAccess {
 namespace {
 using namespace std::chrono_literals;
 
-// Only a Permit can give a slot back, and only acquire() can put one in it.
+// Only a Permit can give a slot back, and only acquire() (or try_acquire()) can put one in it.
 template <class B>
 concept CanReleaseDirectly = requires(B& b) { b.release(); };
 template <class P>
@@ -127,6 +127,37 @@ TEST_F(AdmissionTest, ARefusedAcquireLeavesThePermitEmpty) {
   EXPECT_TRUE(refused.empty());
   refused.release();
   EXPECT_EQ(budget.held(), 1u);
+}
+
+// try_acquire answers what acquire would answer at once, and nothing that would need a wait:
+// it never queues, and never takes a slot ahead of a queued waiter.
+TEST_F(AdmissionTest, TryAcquireAnswersOnlyWhatNeedsNoWait) {
+  Budget budget(io_, 1, 1);
+  Permit first, queued, tried;
+  EXPECT_EQ(budget.try_acquire(nullptr, first), Budget::Outcome::granted);
+  EXPECT_EQ(first.slots(), 1u);
+  EXPECT_EQ(budget.held(), 1u);
+  // Full, with room in the queue: acquire would wait, so try_acquire leaves it to acquire.
+  EXPECT_EQ(budget.try_acquire(nullptr, tried), std::nullopt);
+  EXPECT_TRUE(tried.empty());
+  EXPECT_EQ(budget.queued(), 0u);
+  auto waiting = acquire(budget, queued);
+  ASSERT_EQ(budget.queued(), 1u);
+  // The queue is full now.
+  EXPECT_EQ(budget.try_acquire(nullptr, tried), Budget::Outcome::overflow);
+  // The slot given back goes to the waiter, not to a later try.
+  first.release();
+  EXPECT_EQ(budget.try_acquire(nullptr, tried), std::nullopt);
+  settle();
+  ASSERT_TRUE(waiting->has_value());
+  EXPECT_EQ(**waiting, Budget::Outcome::granted);
+  EXPECT_TRUE(tried.empty());
+  core::CancelSignal cancel;
+  cancel.cancel();
+  queued.release();
+  EXPECT_EQ(budget.try_acquire(&cancel, tried), Budget::Outcome::cancelled);
+  EXPECT_TRUE(tried.empty());
+  EXPECT_EQ(budget.held(), 0u);
 }
 
 TEST_F(AdmissionTest, WaitersAreGrantedInTheOrderTheyQueued) {
