@@ -88,4 +88,56 @@ std::optional<Refusal> read_refusal(const boost::system::error_code& ec,
   return Refusal{http::status::bad_request, fmt::format("Bad Request: {}", ec.message())};
 }
 
+RequestHeads read_heads(const http::request_header<>& head) {
+  RequestHeads h;
+  // The first of each name only (what head[name] gives); `taken` marks them.
+  enum Taken : unsigned {
+    kHost = 1,
+    kAuth = 2,
+    kType = 4,
+    kAccept = 8,
+    kSession = 16,
+    kVersion = 32,
+    kLastEvent = 64
+  };
+  unsigned taken = 0;
+  auto take = [&taken](unsigned bit, std::string_view& slot, std::string_view value) {
+    if ((taken & bit) != 0) return;
+    taken |= bit;
+    slot = value;
+  };
+  for (const auto& f : head) {
+    const std::string_view value = f.value();
+    switch (f.name()) {
+      case http::field::host:
+        take(kHost, h.host, value);
+        continue;
+      case http::field::authorization:
+        take(kAuth, h.authorization, value);
+        continue;
+      case http::field::content_type:
+        take(kType, h.content_type, value);
+        continue;
+      case http::field::accept:
+        take(kAccept, h.accept, value);
+        continue;
+      case http::field::origin:
+        if (!h.origin) h.origin = value;
+        continue;
+      default:
+        break;
+    }
+    // MCP's own headers, by name (a length compare rules most out).
+    const std::string_view name = f.name_string();
+    if (core::ascii::iequals(name, "Mcp-Session-Id")) {
+      take(kSession, h.session_id, value);
+    } else if (core::ascii::iequals(name, "MCP-Protocol-Version")) {
+      take(kVersion, h.protocol_version, value);
+    } else if (core::ascii::iequals(name, "Last-Event-ID")) {
+      take(kLastEvent, h.last_event_id, value);
+    }
+  }
+  return h;
+}
+
 }  // namespace sluice::transport

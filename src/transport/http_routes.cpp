@@ -54,9 +54,9 @@ Reply HttpServerImpl::error_reply(http::status status, int code, std::string_vie
   return r;
 }
 
-std::shared_ptr<HttpSession> HttpServerImpl::find_session(const Request& req,
+std::shared_ptr<HttpSession> HttpServerImpl::find_session(const RequestHeads& heads,
                                                           Reply& refusal) const {
-  const std::string_view sid = req["Mcp-Session-Id"];
+  const std::string_view sid = heads.session_id;
   if (sid.empty()) {
     refusal = error_reply(http::status::bad_request, -32000,
                           "Bad Request: the Mcp-Session-Id header is required");
@@ -68,16 +68,17 @@ std::shared_ptr<HttpSession> HttpServerImpl::find_session(const Request& req,
 }
 
 asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, Request& req) {
-  if (auto refusal = admission_refusal(*conn, req)) {
+  const RequestHeads heads = read_heads(req);
+  if (auto refusal = admission_refusal(*conn, heads)) {
     co_return co_await write_reply(*conn, req, std::move(*refusal));
   }
   std::string_view target = req.target();
-  if (auto answer = plain_answer(req, target.substr(0, target.find('?')))) {
+  if (auto answer = plain_answer(req, heads, target.substr(0, target.find('?')))) {
     co_return co_await write_reply(*conn, req, std::move(*answer));
   }
   // POST checks the MCP-Protocol-Version header with its message (a 2026-07-28 request
   // answers an unknown one with its own error); the other methods here.
-  if (std::string_view v = req["MCP-Protocol-Version"];
+  if (std::string_view v = heads.protocol_version;
       req.method() != http::verb::post && !v.empty() && !mcp::is_supported_version(v)) {
     co_return co_await write_reply(*conn, req,
                                    error_reply(http::status::bad_request, -32000,
@@ -85,13 +86,13 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
   }
   switch (req.method()) {
     case http::verb::post:
-      co_return co_await handle_post(conn, req);
+      co_return co_await handle_post(conn, req, heads);
     case http::verb::get:
-      co_return co_await handle_get(conn, req);
+      co_return co_await handle_get(conn, req, heads);
     case http::verb::delete_: {
       Reply reply;
-      if (find_session(req, reply)) {
-        sessions_.end(std::string(req["Mcp-Session-Id"]), false);
+      if (find_session(heads, reply)) {
+        sessions_.end(std::string(heads.session_id), false);
         reply.status = http::status::no_content;
       }
       co_return co_await write_reply(*conn, req, std::move(reply));
@@ -104,19 +105,19 @@ asio::awaitable<bool> HttpServerImpl::handle(std::shared_ptr<Connection> conn, R
   }
 }
 
-std::optional<Reply> HttpServerImpl::admission_refusal(const Connection& conn, const Request& req) {
+std::optional<Reply> HttpServerImpl::admission_refusal(const Connection& conn,
+                                                       const RequestHeads& heads) {
   if (stopping_) {
     return error_reply(http::status::service_unavailable, -32000,
                        "Service Unavailable: the server is shutting down");
   }
   // DNS rebinding: a page on another origin reaching a loopback service.
-  if (!guard_.host_allowed(req[http::field::host])) {
+  if (!guard_.host_allowed(heads.host)) {
     return error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
                        "Forbidden: the Host header names a host this server does not serve");
   }
   // At most one Origin (checked with the head); one sent empty is refused like a foreign one.
-  if (req.find(http::field::origin) != req.end() &&
-      !guard_.origin_allowed(req[http::field::origin])) {
+  if (heads.origin && !guard_.origin_allowed(*heads.origin)) {
     return error_reply(http::status::forbidden, rpc::code::kInvalidRequest,
                        "Forbidden: the Origin is not allowed");
   }
@@ -129,7 +130,8 @@ std::optional<Reply> HttpServerImpl::admission_refusal(const Connection& conn, c
   return std::nullopt;
 }
 
-std::optional<Reply> HttpServerImpl::plain_answer(const Request& req, std::string_view path) {
+std::optional<Reply> HttpServerImpl::plain_answer(const Request& req, const RequestHeads& heads,
+                                                  std::string_view path) {
   if (path == "/health") {
     if (req.method() != http::verb::get) {
       Reply r = error_reply(http::status::method_not_allowed, -32000, "Method not allowed");
@@ -137,12 +139,11 @@ std::optional<Reply> HttpServerImpl::plain_answer(const Request& req, std::strin
       return r;
     }
     Reply r;
-    r.body = hooks_.health(guard_.token_required() &&
-                           guard_.authorized(req[http::field::authorization]));
+    r.body = hooks_.health(guard_.token_required() && guard_.authorized(heads.authorization));
     return r;
   }
-  if (!guard_.authorized(req[http::field::authorization])) {
-    bool sent = !req[http::field::authorization].empty();
+  if (!guard_.authorized(heads.authorization)) {
+    bool sent = !heads.authorization.empty();
     Reply r = error_reply(http::status::unauthorized, -32000,
                           sent ? "Unauthorized: the bearer token is not valid"
                                : "Unauthorized: a bearer token is required");
@@ -164,16 +165,17 @@ std::optional<Reply> HttpServerImpl::plain_answer(const Request& req, std::strin
   return std::nullopt;
 }
 
-asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> conn, Request& req) {
+asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> conn, Request& req,
+                                                  const RequestHeads& heads) {
   Reply reply;
   bool wants_sse = false;
-  std::optional<rpc::Message> message = read_post(req, wants_sse, reply);
+  std::optional<rpc::Message> message = read_post(req, heads, wants_sse, reply);
   if (!message) co_return co_await write_reply(*conn, req, std::move(reply));
-  std::string_view header_version = req["MCP-Protocol-Version"];
+  std::string_view header_version = heads.protocol_version;
   if (message->is_request()) {
     // Stateless (2026-07-28): the message's _meta says so, or a request outside a session
     // names no stateful revision in its header.
-    const bool outside_session = req["Mcp-Session-Id"].empty() && message->method() != "initialize";
+    const bool outside_session = heads.session_id.empty() && message->method() != "initialize";
     const bool stateful_header = mcp::is_supported_version(header_version);
     const bool stateless = outside_session && !header_version.empty() && !stateful_header;
     std::optional<std::string_view> header;
@@ -189,7 +191,7 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
   Headers headers;
-  std::shared_ptr<HttpSession> session = post_session(req, *message, headers, reply);
+  std::shared_ptr<HttpSession> session = post_session(heads, *message, headers, reply);
   if (!session) co_return co_await write_reply(*conn, req, std::move(reply));
   session->touch();
   if (!message->is_request()) {
@@ -212,16 +214,16 @@ asio::awaitable<bool> HttpServerImpl::handle_post(std::shared_ptr<Connection> co
   co_return co_await answer_json(conn, req, std::move(stream), std::move(headers));
 }
 
-std::optional<rpc::Message> HttpServerImpl::read_post(Request& req, bool& wants_sse,
-                                                      Reply& refusal) const {
-  const std::string_view content_type = req[http::field::content_type];
+std::optional<rpc::Message> HttpServerImpl::read_post(Request& req, const RequestHeads& heads,
+                                                      bool& wants_sse, Reply& refusal) const {
+  const std::string_view content_type = heads.content_type;
   const std::string_view media = cj::trim(content_type.substr(0, content_type.find(';')));
   if (!core::ascii::iequals(media, "application/json")) {
     refusal = error_reply(http::status::unsupported_media_type, -32000,
                           "Unsupported Media Type: the body must be application/json");
     return std::nullopt;
   }
-  const std::string_view accept = req[http::field::accept];
+  const std::string_view accept = heads.accept;
   wants_sse = accepts(accept, "text/event-stream");
   if (!wants_sse && !accepts(accept, "application/json") && !accepts(accept, "*/*")) {
     refusal = error_reply(http::status::not_acceptable, -32000,
@@ -244,13 +246,13 @@ std::optional<rpc::Message> HttpServerImpl::read_post(Request& req, bool& wants_
   return std::move(std::get<rpc::Message>(parsed));
 }
 
-std::shared_ptr<HttpSession> HttpServerImpl::post_session(const Request& req,
+std::shared_ptr<HttpSession> HttpServerImpl::post_session(const RequestHeads& heads,
                                                           const rpc::Message& message,
                                                           Headers& headers, Reply& refusal) {
   if (!(message.is_request() && message.method() == "initialize")) {
-    return find_session(req, refusal);
+    return find_session(heads, refusal);
   }
-  if (!req["Mcp-Session-Id"].empty()) {
+  if (!heads.session_id.empty()) {
     refusal = error_reply(http::status::bad_request, rpc::code::kInvalidRequest,
                           "Bad Request: initialize must not carry an Mcp-Session-Id");
     return nullptr;
@@ -305,19 +307,20 @@ asio::awaitable<bool> HttpServerImpl::answer_json(std::shared_ptr<Connection> co
   co_return keep && !conn->watched;  // a watched connection has a read pending: it closes
 }
 
-asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> conn, Request& req) {
+asio::awaitable<bool> HttpServerImpl::handle_get(std::shared_ptr<Connection> conn, Request& req,
+                                                 const RequestHeads& heads) {
   Reply reply;
-  if (!accepts(req[http::field::accept], "text/event-stream")) {
+  if (!accepts(heads.accept, "text/event-stream")) {
     reply = error_reply(http::status::not_acceptable, -32000,
                         "Not Acceptable: the client must accept text/event-stream");
     co_return co_await write_reply(*conn, req, std::move(reply));
   }
-  std::shared_ptr<HttpSession> session = find_session(req, reply);
+  std::shared_ptr<HttpSession> session = find_session(heads, reply);
   if (!session) co_return co_await write_reply(*conn, req, std::move(reply));
   session->touch();
   std::shared_ptr<SseStream> stream = session->standalone();
   // Last-Event-ID "<stream>-<seq>": resume that stream after that event.
-  if (std::string_view last = req["Last-Event-ID"]; !last.empty()) {
+  if (std::string_view last = heads.last_event_id; !last.empty()) {
     auto id = parse_event_id(last);
     if (!id) {
       reply = error_reply(http::status::bad_request, -32000,

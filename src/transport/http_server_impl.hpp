@@ -126,12 +126,13 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // Handles one request; writes the answer (or an SSE stream); false: close the connection.
   Task<bool> handle(std::shared_ptr<Connection> conn, Request& req);
   // Admission by the head: shutting down (503), Host and Origin (403), the rate (429).
-  std::optional<Reply> admission_refusal(const Connection& conn, const Request& req);
+  std::optional<Reply> admission_refusal(const Connection& conn, const RequestHeads& heads);
   // The answer of everything but a method on /mcp: /health, the bearer token (401),
   // /metrics, an unknown path (404). (The MCP-Protocol-Version header is checked with the
   // message: handle_post.)
-  std::optional<Reply> plain_answer(const Request& req, std::string_view path);
-  Task<bool> handle_post(std::shared_ptr<Connection> conn, Request& req);
+  std::optional<Reply> plain_answer(const Request& req, const RequestHeads& heads,
+                                    std::string_view path);
+  Task<bool> handle_post(std::shared_ptr<Connection> conn, Request& req, const RequestHeads& heads);
   // http_stateless.cpp: a request of the 2026-07-28 era, served without a session.
   Task<bool> handle_stateless(std::shared_ptr<Connection> conn, Request& req, rpc::Message message,
                               const mcp::RequestEra& era, bool wants_sse);
@@ -146,17 +147,18 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   std::optional<mcp::EraRefusal> param_header_problem(const Request& req,
                                                       const rpc::Message& message) const;
   // The POSTed message, or nullopt with the refusal of its media types or its body.
-  std::optional<rpc::Message> read_post(Request& req, bool& wants_sse, Reply& refusal) const;
+  std::optional<rpc::Message> read_post(Request& req, const RequestHeads& heads, bool& wants_sse,
+                                        Reply& refusal) const;
   // The session a POST belongs to: a new one for initialize (then `headers` gets its id).
-  std::shared_ptr<HttpSession> post_session(const Request& req, const rpc::Message& message,
+  std::shared_ptr<HttpSession> post_session(const RequestHeads& heads, const rpc::Message& message,
                                             Headers& headers, Reply& refusal);
   // JSON mode: waits for the answer of the request on `stream` (or the session's end).
   Task<bool> answer_json(std::shared_ptr<Connection> conn, const Request& req,
                          std::shared_ptr<SseStream> stream, Headers headers);
-  Task<bool> handle_get(std::shared_ptr<Connection> conn, Request& req);
+  Task<bool> handle_get(std::shared_ptr<Connection> conn, Request& req, const RequestHeads& heads);
   // The session a request names: its Mcp-Session-Id, else 400 (none) or 404 (unknown or
   // ended) in `refusal`.
-  std::shared_ptr<HttpSession> find_session(const Request& req, Reply& refusal) const;
+  std::shared_ptr<HttpSession> find_session(const RequestHeads& heads, Reply& refusal) const;
   static Reply error_reply(boost::beast::http::status status, int code, std::string_view message);
 
   // http_sse.cpp: the SSE stream writer.

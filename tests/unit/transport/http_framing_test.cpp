@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace sluice::transport {
@@ -85,6 +86,51 @@ TEST(ReadRefusal, TheEndOfTheConnectionATimeoutOrAResetGetNoAnswer) {
   EXPECT_FALSE(read_refusal(http::error::partial_message, 100));
   EXPECT_FALSE(read_refusal(boost::asio::error::timed_out, 100));
   EXPECT_FALSE(read_refusal(boost::asio::error::connection_reset, 100));
+}
+
+// read_heads gives what head[name] gives for each header the front end reads: the first of
+// its name, its name matched in any case, empty when absent (an Origin absent or empty apart).
+TEST(ReadHeads, GivesTheFirstOfEachNameAsALookupByNameWould) {
+  http::request_header<> h;
+  h.insert(http::field::host, "127.0.0.1:8080");
+  h.insert("mcp-session-id", "first-session");
+  h.insert("MCP-SESSION-ID", "second-session");
+  h.insert(http::field::content_type, "application/json");
+  h.insert(http::field::accept, "application/json, text/event-stream");
+  h.insert(http::field::accept, "*/*");
+  h.insert("Mcp-Protocol-Version", "2025-11-25");
+  h.insert("last-event-id", "3-7");
+  h.insert(http::field::authorization, "Bearer t");
+  h.insert("X-Other", "x");
+  const RequestHeads heads = read_heads(h);
+  for (const auto& [got, name] :
+       std::initializer_list<std::pair<std::string_view, std::string_view>>{
+           {heads.host, "Host"},
+           {heads.session_id, "Mcp-Session-Id"},
+           {heads.content_type, "Content-Type"},
+           {heads.accept, "Accept"},
+           {heads.protocol_version, "MCP-Protocol-Version"},
+           {heads.last_event_id, "Last-Event-ID"},
+           {heads.authorization, "Authorization"}}) {
+    EXPECT_EQ(got, h[name]) << name;
+  }
+  EXPECT_EQ(heads.session_id, "first-session");
+  EXPECT_EQ(heads.accept, "application/json, text/event-stream");
+  EXPECT_FALSE(heads.origin.has_value());
+
+  http::request_header<> bare;
+  const RequestHeads none = read_heads(bare);
+  EXPECT_TRUE(none.host.empty());
+  EXPECT_TRUE(none.session_id.empty());
+  EXPECT_TRUE(none.protocol_version.empty());
+  EXPECT_FALSE(none.origin.has_value());
+
+  http::request_header<> empty_origin;
+  empty_origin.insert(http::field::origin, "");
+  empty_origin.insert(http::field::origin, "http://localhost");
+  const RequestHeads sent = read_heads(empty_origin);
+  ASSERT_TRUE(sent.origin.has_value());
+  EXPECT_EQ(*sent.origin, "");
 }
 
 }  // namespace
