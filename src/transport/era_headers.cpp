@@ -83,10 +83,10 @@ std::string_view name_member(std::string_view method) {
   return {};
 }
 
-bool add_era_headers(HttpFields& headers, std::string_view frame, std::string_view method,
-                     bool is_request, bool modern, const mcp::ParamHeaders* params) {
+bool add_era_headers(HttpFields& headers, std::optional<std::string_view> params_text,
+                     std::string_view method, bool is_request, bool modern,
+                     const mcp::ParamHeaders* params) {
   if (method.empty()) return false;  // a response to the server's own request
-  auto params_text = cj::member_span(frame, "params");
   if (is_request) {
     auto meta = params_text ? cj::member_span(*params_text, "_meta") : std::nullopt;
     auto version = meta ? string_member(*meta, mcp::meta_key::kProtocolVersion) : std::nullopt;

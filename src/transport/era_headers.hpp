@@ -26,13 +26,15 @@ std::string encode_header_value(std::string_view text);
 // extension); empty for the other methods.
 std::string_view name_member(std::string_view method);
 
-// Adds to `headers` what an outgoing `frame` (method `method`, a request when `is_request`)
-// says in headers in the 2026-07-28 revision, and returns whether it did: a request whose
-// params' _meta names that version gets MCP-Protocol-Version (replacing one already there),
-// Mcp-Method, Mcp-Name, and for tools/call the Mcp-Param-<name> headers of the tool's
-// x-mcp-header arguments given and not null (`params`, may be null); a notification gets the
-// first two when `modern` (the server is spoken to in that revision).
-bool add_era_headers(HttpFields& headers, std::string_view frame, std::string_view method,
-                     bool is_request, bool modern, const mcp::ParamHeaders* params);
+// Adds to `headers` what an outgoing frame (method `method`, a request when `is_request`,
+// its params `params_text` when it has them) says in headers in the 2026-07-28 revision, and
+// returns whether it did: a request whose params' _meta names that version gets
+// MCP-Protocol-Version (replacing one already there), Mcp-Method, Mcp-Name, and for
+// tools/call the Mcp-Param-<name> headers of the tool's x-mcp-header arguments given and not
+// null (`params`, may be null); a notification gets the first two when `modern` (the server
+// is spoken to in that revision).
+bool add_era_headers(HttpFields& headers, std::optional<std::string_view> params_text,
+                     std::string_view method, bool is_request, bool modern,
+                     const mcp::ParamHeaders* params);
 
 }  // namespace sluice::transport

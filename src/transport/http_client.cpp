@@ -201,6 +201,18 @@ struct HttpClientImpl {
     return nullptr;
   }
 
+  // `text` parsed: the last parse again when it is the last URL (a client sends to its
+  // server's endpoint again and again, and a parse with Boost.URL costs thousands of
+  // instructions).
+  std::optional<HttpUrl> url_of(const std::string& text) {
+    if (!last_url_parsed || text != last_url_text) {
+      last_url_text = text;
+      last_url = parse_http_url(text);
+      last_url_parsed = true;
+    }
+    return last_url;
+  }
+
   void put_idle(const std::string& origin, std::shared_ptr<ClientConnection> conn) {
     auto& list = idle[origin];
     if (closed || list.size() >= options.max_idle_connections) {
@@ -241,6 +253,9 @@ struct HttpClientImpl {
   std::unordered_set<Exchange*> active;
   std::size_t opened = 0;
   bool closed = false;
+  std::string last_url_text;  // url_of's last URL and its parse
+  std::optional<HttpUrl> last_url;
+  bool last_url_parsed = false;
 };
 
 namespace {
@@ -443,7 +458,7 @@ asio::awaitable<HttpResult<HttpResponse>> run_exchange(std::shared_ptr<HttpClien
                                                        HttpRequest request, SseSink sink,
                                                        std::shared_ptr<HttpAbort> abort,
                                                        HeadSink on_head) {
-  auto url = parse_http_url(request.url);
+  std::optional<HttpUrl> url = impl->url_of(request.url);
   if (!url) co_return HttpError{HttpFailure::bad_url, TlsFailure::none, "not an http(s) URL"};
   auto head = request_head(request, *url);
   if (!head) co_return make_error(HttpFailure::bad_request, *url, "a header cannot be sent");

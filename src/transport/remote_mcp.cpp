@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <exception>
 
@@ -35,19 +36,24 @@ constexpr auto kMaxRetryAfter = std::chrono::seconds(3600);
 // in a busy loop.
 constexpr auto kMinRetry = std::chrono::milliseconds(100);
 
-// An outgoing frame (ours, so well-formed): its method and raw id.
+// An outgoing frame (ours, so well-formed): its method, raw id and params.
 struct Outgoing {
   std::string method;
-  std::string id;  // empty for a notification or a response
+  std::string id;                          // empty for a notification or a response
+  std::optional<std::string_view> params;  // a view into the frame: read before it moves
 };
 
+// One scan of the frame's members.
 Outgoing classify(std::string_view frame) {
+  static constexpr std::array<std::string_view, 3> kKeys = {"method", "id", "params"};
+  std::array<std::optional<std::string_view>, 3> found;
+  cj::scan_members(frame, kKeys, found);
   Outgoing out;
-  auto method = cj::member_span(frame, "method");
-  if (!method) return out;  // a response (to a request of the server's)
+  if (!found[0]) return out;  // a response (to a request of the server's)
   std::string scratch;
-  if (auto m = cj::string_value(*method, scratch)) out.method = std::string(*m);
-  if (auto id = cj::member_span(frame, "id")) out.id = std::string(*id);
+  if (auto m = cj::string_value(*found[0], scratch)) out.method = std::string(*m);
+  if (found[1]) out.id = std::string(*found[1]);
+  out.params = found[2];
   return out;
 }
 
@@ -181,7 +187,7 @@ asio::awaitable<void> RemoteConnection::post(std::string frame) {
   request.headers.emplace_back("Content-Type", "application/json");
   // Of the 2026-07-28 revision: a request whose _meta says so, and a notification while the
   // last request was and no initialize has been answered.
-  const bool era = add_era_headers(request.headers, frame, what.method, !what.id.empty(),
+  const bool era = add_era_headers(request.headers, what.params, what.method, !what.id.empty(),
                                    modern_ && protocol_version_.empty(),
                                    protocol_version_.empty() ? param_headers_.get() : nullptr);
   if (!what.id.empty()) modern_ = era;
