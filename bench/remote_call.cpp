@@ -8,7 +8,16 @@
 // calls, from /proc). Each side makes WARMUP untimed calls first. Every answer is checked; a
 // protocol error ends the run with exit 1. Every wait is bounded; nothing is left running.
 //
+// With --instructions: sluice's instructions per proxied call, counted by valgrind's
+// callgrind (needs valgrind), a figure that does not move with the machine's load as times
+// do: sluice serves CALLS/5 and then CALLS calls, over stdio and over HTTP (`serve --transport
+// http`, a kept-alive connection), and the difference of the two counts over the difference
+// of calls is a call's (start-up and shutdown cancel out). The remote fixture is the
+// downstream in both: a stdio server cannot run under valgrind 3.19, which does not implement
+// pidfd_open.
+//
 //   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=2000]
+//   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=500] --instructions
 #include "load_process.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -19,8 +28,17 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -34,6 +52,7 @@ using sluice::bench::ProtocolError;
 using Micros = std::chrono::duration<double, std::micro>;
 
 constexpr int kWarmup = 50;
+constexpr int kNoValgrind = 77;  // ctest's skip code (SKIP_RETURN_CODE)
 constexpr std::string_view kText = "remote-bench";
 
 std::string call_frame(int id, std::string_view tool) {
@@ -56,10 +75,12 @@ double p50(std::vector<double> us) {
   return us.empty() ? 0 : us[us.size() / 2];
 }
 
-// The fixture's session over one kept-alive connection.
+// An MCP session over one kept-alive HTTP connection: the fixture's (tool `echo`), or
+// sluice's front end (tool `web__echo`).
 class DirectClient {
  public:
-  explicit DirectClient(int port) : stream_(io_) {
+  explicit DirectClient(int port, std::string tool = "echo")
+      : stream_(io_), tool_(std::move(tool)) {
     stream_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"),
                                             static_cast<unsigned short>(port)));
     auto init = post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{)"
@@ -69,7 +90,7 @@ class DirectClient {
     if (session_.empty()) throw ProtocolError("the fixture gave no session id");
     post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   }
-  std::string call(int id) { return post(call_frame(id, "echo")).body(); }
+  std::string call(int id) { return post(call_frame(id, tool_)).body(); }
 
  private:
   http::response<http::string_body> post(std::string body) {
@@ -93,6 +114,7 @@ class DirectClient {
   asio::io_context io_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
+  std::string tool_;
   std::string session_;
 };
 
@@ -126,14 +148,26 @@ struct Through {
   double cpu_per_call_us = 0;
 };
 
-Through run_sluice(const std::string& sluice, int port, int calls,
-                   const std::filesystem::path& dir) {
+// `sluice serve` with the fixture on `port` as server "web", after `prefix` (a profiler).
+std::vector<std::string> serve_argv(const std::vector<std::string>& prefix,
+                                    const std::string& sluice, int port,
+                                    const std::filesystem::path& dir) {
   const auto config = dir / "remote.json";
   std::ofstream(config) << fmt::format(
       R"({{"mcpServers":{{"web":{{"type":"http","url":"http://127.0.0.1:{}/mcp"}}}}}})", port);
-  Process proc({sluice, "serve", "--expose", "all", "--no-discover", "--no-cache", "--config",
-                config.string(), "--log-level", "error"},
-               true, true);
+  std::vector<std::string> argv = prefix;
+  for (std::string arg :
+       {sluice, std::string("serve"), std::string("--expose"), std::string("all"),
+        std::string("--no-discover"), std::string("--no-cache"), std::string("--config"),
+        config.string(), std::string("--log-level"), std::string("error")}) {
+    argv.push_back(std::move(arg));
+  }
+  return argv;
+}
+
+Through run_sluice(const std::string& sluice, int port, int calls, const std::filesystem::path& dir,
+                   const std::vector<std::string>& prefix = {}) {
+  Process proc(serve_argv(prefix, sluice, port, dir), true, true);
   proc.write_line(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{)"
                   R"("protocolVersion":"2025-11-25","capabilities":{},)"
                   R"("clientInfo":{"name":"bench","version":"1"}}})");
@@ -158,14 +192,95 @@ Through run_sluice(const std::string& sluice, int port, int calls,
   return out;
 }
 
+// The same calls to `serve --transport http`, over one kept-alive connection; each answer
+// (an SSE stream) must carry the echo.
+void run_sluice_http(const std::string& sluice, int port, int calls,
+                     const std::filesystem::path& dir, const std::vector<std::string>& prefix) {
+  const auto port_file = dir / "port";
+  std::filesystem::remove(port_file);
+  std::vector<std::string> argv = serve_argv(prefix, sluice, port, dir);
+  for (const char* arg : {"--transport", "http", "--host", "127.0.0.1", "--port", "0"}) {
+    argv.emplace_back(arg);
+  }
+  argv.insert(argv.end(), {"--port-file", port_file.string()});
+  Process proc(argv, false, true);
+  int front = 0;
+  for (auto until = Clock::now() + sluice::bench::kIoGuard; front == 0 && Clock::now() < until;) {
+    std::ifstream in(port_file);
+    if (!(in >> front)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (front == 0) throw ProtocolError("sluice wrote no port file within 30 s");
+  DirectClient client(front, "web__echo");
+  for (int i = 1; i <= calls; ++i) {
+    if (client.call(i).find(kText) == std::string::npos) {
+      throw ProtocolError("sluice's HTTP answer carries no echo");
+    }
+  }
+  proc.stop(true);
+}
+
+// The instructions callgrind counted in the whole run that wrote `file`.
+double callgrind_total(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("summary:")) return std::stod(line.substr(8));
+  }
+  throw ProtocolError("callgrind wrote no summary to " + file.string());
+}
+
+std::string on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin");
+  for (std::string d; std::getline(dirs, d, ':');) {
+    auto candidate = std::filesystem::path(d) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return {};
+}
+
+// sluice's instructions per call through each front end (see the head of the file).
+int count_instructions(const std::string& sluice, int port, int calls,
+                       const std::filesystem::path& dir) {
+  const std::string valgrind = on_path("valgrind");
+  if (valgrind.empty()) {
+    std::fprintf(stderr, "sluice_remote_call: --instructions needs valgrind on PATH\n");
+    return kNoValgrind;
+  }
+  const int few = std::max(1, calls / 5);
+  auto count = [&](bool http, int n) {
+    const auto out = dir / fmt::format("callgrind.{}.{}", http ? "http" : "stdio", n);
+    const std::vector<std::string> prefix = {valgrind, "--tool=callgrind", "--quiet",
+                                             "--callgrind-out-file=" + out.string()};
+    if (http) {
+      run_sluice_http(sluice, port, n, dir, prefix);
+    } else {
+      run_sluice(sluice, port, n, dir, prefix);
+    }
+    return callgrind_total(out);
+  };
+  // (run_sluice makes kWarmup calls more in both runs: they cancel out too.)
+  const double stdio = (count(false, calls) - count(false, few)) / (calls - few);
+  const double http = (count(true, calls) - count(true, few)) / (calls - few);
+  std::printf(
+      "instructions: sluice per proxied call (callgrind; %d and %d calls; the remote "
+      "fixture as downstream)\n",
+      few, calls);
+  std::printf("instructions: stdio front end %.0f, HTTP front end %.0f: HTTP/stdio %.2f\n", stdio,
+              http, stdio > 0 ? http / stdio : 0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s SLUICE HTTP_FIXTURE [CALLS=2000]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SLUICE HTTP_FIXTURE [CALLS=2000] [--instructions]\n", argv[0]);
     return 2;
   }
-  const int calls = argc > 3 ? std::clamp(std::atoi(argv[3]), 10, 200000) : 2000;
+  const bool instructions = argc > 4 && std::string_view(argv[4]) == "--instructions";
+  const int calls = argc > 3       ? std::clamp(std::atoi(argv[3]), 10, 200000)
+                    : instructions ? 500
+                                   : 2000;
   const auto dir = std::filesystem::temp_directory_path() /
                    ("sluice-remote-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -175,6 +290,13 @@ int main(int argc, char** argv) {
     const std::string listening = fixture.read_line();
     if (!listening.starts_with("listening ")) throw ProtocolError("the fixture did not start");
     const int port = std::stoi(listening.substr(10));
+    if (instructions) {
+      rc = count_instructions(argv[1], port, calls, dir);
+      fixture.stop(false);
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      return rc;
+    }
     const double direct = p50(run_direct(port, calls));
     const Through through = run_sluice(argv[1], port, calls, dir);
     const double via = p50(through.us);
