@@ -75,7 +75,6 @@ using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-constexpr auto kPortGuard = 20s;  // sluice writing its port file
 constexpr std::int64_t kFirstCallId = 1000;
 
 // ---------------------------------------------------------------------------------------
@@ -212,24 +211,6 @@ void run_all(asio::io_context& io, std::vector<asio::awaitable<void>> tasks) {
   io.restart();
   io.run();
   if (!failure.empty()) throw ProtocolError("http: " + failure);
-}
-
-int wait_for_port(Process& sluice, const std::string& port_file) {
-  auto deadline = Clock::now() + kPortGuard;
-  while (Clock::now() < deadline) {
-    std::ifstream in(port_file);
-    std::string text;
-    if (in && std::getline(in, text) && !text.empty()) {
-      int port = std::atoi(text.c_str());
-      if (port > 0 && port < 65536) return port;
-    }
-    if (!sluice.running()) {
-      throw ProtocolError("sluice exited before listening (" +
-                          describe_status(sluice.exit_status().value_or(0)) + ")");
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  throw ProtocolError("no port file within 20 s");
 }
 
 // `clients` callers, each with its own keep-alive connection and MCP session, send `calls`

@@ -46,6 +46,7 @@
 namespace {
 
 using sluice::bench::cpu_ns;
+using sluice::bench::on_path;
 
 using Clock = std::chrono::steady_clock;
 
@@ -287,20 +288,6 @@ int relay(char** argv) {
   }
   finish(child);
   return 0;
-}
-
-// A program found on PATH (the driver spawns by path), or empty.
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (std::size_t at = 0; at <= dirs.size();) {
-    std::size_t end = dirs.find(':', at);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(at, end - at) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    at = end + 1;
-  }
-  return {};
 }
 
 struct Settings {

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -201,6 +202,41 @@ class Process {
   std::size_t scanned_ = 0;
   std::optional<int> status_;
 };
+
+// A program found on PATH (the drivers spawn by path), or empty.
+inline std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    std::size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(at, end - at) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = end + 1;
+  }
+  return {};
+}
+
+inline constexpr auto kPortGuard = 20s;  // sluice writing its port file
+
+// The port `sluice serve --transport http --port-file FILE` wrote, once it has.
+inline int wait_for_port(Process& sluice, const std::string& port_file) {
+  auto deadline = Clock::now() + kPortGuard;
+  while (Clock::now() < deadline) {
+    std::ifstream in(port_file);
+    std::string text;
+    if (in && std::getline(in, text) && !text.empty()) {
+      int port = std::atoi(text.c_str());
+      if (port > 0 && port < 65536) return port;
+    }
+    if (!sluice.running()) {
+      throw ProtocolError("sluice exited before listening (" +
+                          describe_status(sluice.exit_status().value_or(0)) + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw ProtocolError("no port file within 20 s");
+}
 
 // Field 22 of /proc/<pid>/stat (start time in clock ticks), which tells a pid from a reused
 // one; empty if the process is gone or a zombie (exited, not yet reaped).

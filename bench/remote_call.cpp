@@ -204,12 +204,7 @@ void run_sluice_http(const std::string& sluice, int port, int calls,
   }
   argv.insert(argv.end(), {"--port-file", port_file.string()});
   Process proc(argv, false, true);
-  int front = 0;
-  for (auto until = Clock::now() + sluice::bench::kIoGuard; front == 0 && Clock::now() < until;) {
-    std::ifstream in(port_file);
-    if (!(in >> front)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (front == 0) throw ProtocolError("sluice wrote no port file within 30 s");
+  const int front = sluice::bench::wait_for_port(proc, port_file.string());
   DirectClient client(front, "web__echo");
   for (int i = 1; i <= calls; ++i) {
     if (client.call(i).find(kText) == std::string::npos) {
@@ -228,20 +223,10 @@ double callgrind_total(const std::filesystem::path& file) {
   throw ProtocolError("callgrind wrote no summary to " + file.string());
 }
 
-std::string on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin");
-  for (std::string d; std::getline(dirs, d, ':');) {
-    auto candidate = std::filesystem::path(d) / program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return {};
-}
-
 // sluice's instructions per call through each front end (see the head of the file).
 int count_instructions(const std::string& sluice, int port, int calls,
                        const std::filesystem::path& dir) {
-  const std::string valgrind = on_path("valgrind");
+  const std::string valgrind = sluice::bench::on_path("valgrind");
   if (valgrind.empty()) {
     std::fprintf(stderr, "sluice_remote_call: --instructions needs valgrind on PATH\n");
     return kNoValgrind;
