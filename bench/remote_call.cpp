@@ -14,7 +14,9 @@
 // http`, a kept-alive connection), and the difference of the two counts over the difference
 // of calls is a call's (start-up and shutdown cancel out). The remote fixture is the
 // downstream in both: a stdio server cannot run under valgrind 3.19, which does not implement
-// pidfd_open.
+// pidfd_open. Then the same for a 1 MiB call over stdio (its request and its answer each carry
+// 1 MiB of text; 2 and 4 calls), with its instructions per byte of payload carried: each
+// copy of the payload on its way costs about 0.5 of them (a byte copied each way).
 //
 //   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=2000]
 //   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=500] --instructions
@@ -55,17 +57,17 @@ constexpr int kWarmup = 50;
 constexpr int kNoValgrind = 77;  // ctest's skip code (SKIP_RETURN_CODE)
 constexpr std::string_view kText = "remote-bench";
 
-std::string call_frame(int id, std::string_view tool) {
+std::string call_frame(int id, std::string_view tool, std::string_view text = kText) {
   return fmt::format(R"({{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"{}",)"
                      R"("arguments":{{"text":"{}"}}}}}})",
-                     id, tool, kText);
+                     id, tool, text);
 }
 
-void check_echo(std::string_view text, int id) {
+void check_echo(std::string_view text, int id, std::string_view echoed = kText) {
   bj::value v = bj::parse(text);
   const bj::object& o = v.as_object();
   if (!o.contains("id") || o.at("id") != id || !o.contains("result") ||
-      bj::serialize(o.at("result")).find(kText) == std::string::npos) {
+      bj::serialize(o.at("result")).find(echoed) == std::string::npos) {
     throw ProtocolError("unexpected answer: " + std::string(text.substr(0, 200)));
   }
 }
@@ -165,8 +167,10 @@ std::vector<std::string> serve_argv(const std::vector<std::string>& prefix,
   return argv;
 }
 
+// `warmup` untimed calls, then `calls` timed ones, each echoing `text`.
 Through run_sluice(const std::string& sluice, int port, int calls, const std::filesystem::path& dir,
-                   const std::vector<std::string>& prefix = {}) {
+                   const std::vector<std::string>& prefix = {}, std::string_view text = kText,
+                   int warmup = kWarmup) {
   Process proc(serve_argv(prefix, sluice, port, dir), true, true);
   proc.write_line(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{)"
                   R"("protocolVersion":"2025-11-25","capabilities":{},)"
@@ -176,16 +180,16 @@ Through run_sluice(const std::string& sluice, int port, int calls, const std::fi
   Through out;
   out.us.reserve(static_cast<std::size_t>(calls));
   double cpu_start = 0;
-  for (int i = 1; i <= kWarmup + calls; ++i) {
-    if (i == kWarmup + 1) cpu_start = cpu_us(proc.pid());
+  for (int i = 1; i <= warmup + calls; ++i) {
+    if (i == warmup + 1) cpu_start = cpu_us(proc.pid());
     const auto t0 = Clock::now();
-    proc.write_line(call_frame(i, "web__echo"));
+    proc.write_line(call_frame(i, "web__echo", text));
     std::string answer = proc.read_line();
     while (answer.find("\"id\":" + std::to_string(i)) == std::string::npos) {
       answer = proc.read_line();  // a notification of sluice's, not the answer
     }
-    if (i > kWarmup) out.us.push_back(Micros(Clock::now() - t0).count());
-    check_echo(answer, i);
+    if (i > warmup) out.us.push_back(Micros(Clock::now() - t0).count());
+    check_echo(answer, i, text.substr(0, 64));
   }
   out.cpu_per_call_us = (cpu_us(proc.pid()) - cpu_start) / calls;
   proc.stop(false);
@@ -232,26 +236,35 @@ int count_instructions(const std::string& sluice, int port, int calls,
     return kNoValgrind;
   }
   const int few = std::max(1, calls / 5);
-  auto count = [&](bool http, int n) {
-    const auto out = dir / fmt::format("callgrind.{}.{}", http ? "http" : "stdio", n);
+  const std::string mib(std::size_t{1} << 20, 'x');
+  enum class Load { stdio, http, mib };
+  auto count = [&](Load load, int n) {
+    const auto out = dir / fmt::format("callgrind.{}.{}", static_cast<int>(load), n);
     const std::vector<std::string> prefix = {valgrind, "--tool=callgrind", "--quiet",
                                              "--callgrind-out-file=" + out.string()};
-    if (http) {
+    if (load == Load::http) {
       run_sluice_http(sluice, port, n, dir, prefix);
+    } else if (load == Load::mib) {
+      run_sluice(sluice, port, n, dir, prefix, mib, 0);
     } else {
       run_sluice(sluice, port, n, dir, prefix);
     }
     return callgrind_total(out);
   };
   // (run_sluice makes kWarmup calls more in both runs: they cancel out too.)
-  const double stdio = (count(false, calls) - count(false, few)) / (calls - few);
-  const double http = (count(true, calls) - count(true, few)) / (calls - few);
+  const double stdio = (count(Load::stdio, calls) - count(Load::stdio, few)) / (calls - few);
+  const double http = (count(Load::http, calls) - count(Load::http, few)) / (calls - few);
+  const double big = (count(Load::mib, 4) - count(Load::mib, 2)) / 2;
   std::printf(
       "instructions: sluice per proxied call (callgrind; %d and %d calls; the remote "
       "fixture as downstream)\n",
       few, calls);
   std::printf("instructions: stdio front end %.0f, HTTP front end %.0f: HTTP/stdio %.2f\n", stdio,
               http, stdio > 0 ? http / stdio : 0);
+  std::printf(
+      "instructions: a 1 MiB call over stdio (1 MiB of text each way; 2 and 4 calls) %.0f, "
+      "%.2f per byte of payload carried\n",
+      big, big / (2.0 * static_cast<double>(mib.size())));
   return 0;
 }
 

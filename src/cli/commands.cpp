@@ -91,15 +91,15 @@ int call_tool(const CommonOptions& options, const std::string& tool_id, const st
         auto outcome = co_await gw.invoke(std::move(call));
         if (shutdown.stopping()) co_return;  // a signal: nothing is printed
         if (json_output) {
-          std::string line = outcome.result_json + "\n";
+          std::string line = std::string(outcome.result()) + "\n";
           std::fwrite(line.data(), 1, line.size(), stdout);
           bj::error_code ec;
-          bj::value v = bj::parse(outcome.result_json, ec);
+          bj::value v = bj::parse(outcome.result(), ec);
           bool is_error = !ec && v.is_object() && v.get_object().if_contains("isError") &&
                           v.get_object().at("isError") == true;
           exit_code = is_error ? 1 : 0;
         } else {
-          exit_code = print_result(outcome.result_json) ? 1 : 0;
+          exit_code = print_result(outcome.result()) ? 1 : 0;
         }
         shutdown.stop("the call ended");
       },

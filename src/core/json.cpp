@@ -106,10 +106,16 @@ class StrictHandler {
   }
   bool on_string(bj::string_view s, std::size_t, bj::error_code&) {
     // A long value taken out of the text parsed: its decoded text instead of the empty one.
+    // A body without an escape is its own decoded text: copied once, into the DOM.
     if (taken && next_taken < taken->values.size() &&
         taken->values[next_taken].ordinal == value_strings) {
-      decode_string(taken->values[next_taken++].body, decoded);
-      stack.push_string(decoded);
+      const std::string_view body = taken->values[next_taken++].body;
+      if (body.find('\\') == std::string_view::npos) {
+        stack.push_string(body);
+      } else {
+        decode_string(body, decoded);
+        stack.push_string(decoded);
+      }
     } else {
       stack.push_string(s);
     }

@@ -330,7 +330,7 @@ class Gateway::ClientHandler : public mcp::Handler {
     } else if (task_work_ && !outcome.protocol_error_json.empty()) {
       request.respond_error_raw(outcome.protocol_error_json);  // the task fails with it
     } else {
-      request.respond_result(outcome.result_json);
+      request.respond_result(outcome.result());
     }
   }
 

@@ -95,7 +95,7 @@ struct GatewayOptions {
 // downstream's result text spliced through, or a result built by sluice (isError).
 struct InvokeOutcome {
   bool answered = true;     // false when the caller cancelled: nothing may be sent
-  std::string result_json;  // a CallToolResult object (or a CreateTaskResult: tasks.cpp)
+  std::string result_json;  // a result built here; empty while `downstream` holds the result
   bool is_error = false;    // sluice refused or the call failed before a downstream result
   // A JSON-RPC error object to answer with instead of a result: the server needs a client
   // capability the caller did not declare (-32021), which a tool error would hide.
@@ -103,6 +103,21 @@ struct InvokeOutcome {
   // The server answered with a JSON-RPC error (its code, a value-free message): what a task
   // sluice runs reports as its error (status failed), where a call gets a tool error.
   std::string protocol_error_json{};
+  // The downstream's answer whose `result` this is, kept whole until the result is rewritten
+  // (redacted, cut, a task's id put in): the result is spliced from the frame it came in,
+  // never copied out of it on the way.
+  std::optional<rpc::Message> downstream{};
+
+  // The result: a CallToolResult object (or a CreateTaskResult: tasks.cpp).
+  std::string_view result() const { return downstream ? downstream->result() : result_json; }
+  // The result as a string of its own, to rewrite (taken out of the downstream's frame).
+  std::string& result_text() {
+    if (downstream) {
+      result_json = std::string(downstream->result());
+      downstream.reset();
+    }
+    return result_json;
+  }
 };
 
 class Gateway {

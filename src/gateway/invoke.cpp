@@ -147,11 +147,15 @@ asio::awaitable<std::optional<InvokeOutcome>> admit(Call& call, const std::array
 }
 
 // The answer to a caller whose downstream request settled (the call has ended).
-InvokeOutcome answer_of(const mcp::Reply& reply, bool by_operator, const std::string& server,
+// A result is taken with the frame it came in (InvokeOutcome::downstream), not copied out.
+InvokeOutcome answer_of(mcp::Reply& reply, bool by_operator, const std::string& server,
                         const std::string& tool_label, std::chrono::milliseconds timeout) {
   switch (reply.status) {
-    case mcp::Reply::Status::result:
-      return InvokeOutcome{true, std::string(reply.message->result()), false};
+    case mcp::Reply::Status::result: {
+      InvokeOutcome outcome{true, {}, false};
+      outcome.downstream = std::move(reply.message);
+      return outcome;
+    }
     case mcp::Reply::Status::error: {
       // A capability the caller must declare is the caller's to know, as a protocol error.
       auto code = cj::member_span(reply.message->error(), "code");
@@ -209,10 +213,13 @@ InvokeOutcome abandoned_answer(mcp::Reply::Status status, bool by_operator, bool
 
 // A downstream's result with its secrets redacted and its text cut to its cap (ResultGuard);
 // spliced as it came when neither applies.
-InvokeOutcome guarded(InvokeOutcome answer, const mcp::Reply& reply, ResultGuard& guard,
-                      const config::ServerConfig& server, std::string_view tool) {
-  if (reply.status == mcp::Reply::Status::result) guard.apply(server, tool, answer.result_json);
-  return answer;
+void guard_result(InvokeOutcome& answer, const mcp::Reply& reply, ResultGuard& guard,
+                  const config::ServerConfig& server, std::string_view tool) {
+  if (reply.status != mcp::Reply::Status::result) return;
+  if (auto rewritten = guard.apply(server, tool, answer.result())) {
+    answer.downstream.reset();
+    answer.result_json = std::move(*rewritten);
+  }
 }
 
 // The refusal of a tool id that did not resolve; one the operator's policy withholds is a
@@ -300,12 +307,13 @@ asio::awaitable<InvokeOutcome> Gateway::invoke(InvokeRequest request) {
     call.end(Call::outcome_of(reply.status));
     InvokeOutcome answer = answer_of(reply, by_operator, d->name(), tool_label, timeout);
     if (reply.status == mcp::Reply::Status::result &&
-        cj::string_member(answer.result_json, "resultType") == "task") {
+        cj::string_member(answer.result(), "resultType") == "task") {
       // The work goes on as a task: its result is guarded when tasks/get inlines it.
       co_return broker_task(*d, tool_label, request.task_caller, request.client_label,
                             std::move(answer));
     }
-    co_return guarded(std::move(answer), reply, results_, d->config(), tool_name);
+    guard_result(answer, reply, results_, d->config(), tool_name);
+    co_return std::move(answer);
   }
   // Abandoned (a cancel or the timeout): the work goes on, and keeps its permits, without
   // this caller.

@@ -95,7 +95,7 @@ std::string lost_task(const BrokeredTask& task) {
 InvokeOutcome Gateway::broker_task(Downstream& server, const std::string& tool_label,
                                    const std::string& caller, const std::string& client_label,
                                    InvokeOutcome answer) {
-  const std::string server_task = string_member(answer.result_json, "taskId");
+  const std::string server_task = string_member(answer.result(), "taskId");
   if (server_task.empty()) {
     return refused(tool_label + " answered with a task that has no taskId");
   }
@@ -113,9 +113,9 @@ InvokeOutcome Gateway::broker_task(Downstream& server, const std::string& tool_l
   task.caller = caller;
   task.client = client_label;
   task.generation = server.generation();
-  task.status = string_member(answer.result_json, "status");
-  task.created_at = string_member(answer.result_json, "createdAt");
-  const auto ttl = ttl_of(answer.result_json);
+  task.status = string_member(answer.result(), "status");
+  task.created_at = string_member(answer.result(), "createdAt");
+  const auto ttl = ttl_of(answer.result());
   task.ttl_ms = ttl ? ttl->count() : 0;
   std::optional<std::string> id = tasks_.add(std::move(task), ttl);
   if (!id) {
@@ -126,7 +126,7 @@ InvokeOutcome Gateway::broker_task(Downstream& server, const std::string& tool_l
         tool_label, TaskTable::kDefaultCapacity));
   }
   core::log::info("{} created task {} for {}", tool_label, *id, client_label);
-  cj::replace_member(answer.result_json, "taskId", cj::quote(*id));
+  cj::replace_member(answer.result_text(), "taskId", cj::quote(*id));
   return answer;
 }
 
@@ -302,10 +302,11 @@ void Gateway::answer_server_task(mcp::IncomingRequest& request, const BrokeredTa
   if (BrokeredTask* held = tasks_.find(task.id); held && !status.empty()) held->status = status;
   if (auto inlined = cj::member_span(result, "result")) {
     // A completed task's tool result: redacted and cut as it would be from the call itself.
-    std::string tool_result(cj::trim(*inlined));
-    results_.apply(d.config(), std::string_view(task.tool_id).substr(task.server.size() + 2),
-                   tool_result);
-    cj::replace_member(result, "result", tool_result);
+    if (auto guarded = results_.apply(d.config(),
+                                      std::string_view(task.tool_id).substr(task.server.size() + 2),
+                                      cj::trim(*inlined))) {
+      cj::replace_member(result, "result", *guarded);
+    }
   }
   request.respond_result(result);
 }

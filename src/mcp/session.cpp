@@ -343,10 +343,19 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
                                         std::chrono::milliseconds timeout,
                                         core::CancelSignal* cancel, std::uint64_t* id_out,
                                         const CallTracking* tracking, std::string related) {
+  const std::uint64_t id = take_request_id();
+  std::string frame = rpc::make_request(std::to_string(id), method, params_json);
+  return request_frame(id, std::move(method), std::move(frame), timeout, cancel, id_out, tracking,
+                       std::move(related));
+}
+
+asio::awaitable<Reply> Session::request_frame(std::uint64_t id, std::string method,
+                                              std::string frame, std::chrono::milliseconds timeout,
+                                              core::CancelSignal* cancel, std::uint64_t* id_out,
+                                              const CallTracking* tracking, std::string related) {
   auto self = shared_from_this();
   if (closed_ || !outbox_) co_return Reply{Reply::Status::closed};
   if (cancel && cancel->cancelled()) co_return Reply{Reply::Status::cancelled};
-  std::uint64_t id = next_id_++;
   if (id_out) *id_out = id;
   PendingAnswer call(wakeups_);
   call.timeout = timeout;
@@ -355,7 +364,7 @@ asio::awaitable<Reply> Session::request(std::string method, std::string params_j
   if (tracking && tracking->ceiling < call.deadline) call.deadline = tracking->ceiling;
   pending_.emplace(id, &call);
   std::string id_text = std::to_string(id);
-  send_related(rpc::make_request(id_text, method, params_json), related);
+  send_related(std::move(frame), related);
   if (closed_) {
     // The transport closed while sending (a stuck peer, EPIPE): on_closed() ran before this
     // wait could start, so its wake-up would be lost.

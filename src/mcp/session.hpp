@@ -201,6 +201,15 @@ class Session : public std::enable_shared_from_this<Session> {
                                  core::CancelSignal* cancel = nullptr,
                                  std::uint64_t* id_out = nullptr,
                                  const CallTracking* tracking = nullptr, std::string related = {});
+  // The same for a request whose frame the caller wrote (rpc::request_head) with an id it
+  // took from take_request_id() just before: a large request's params are not copied again.
+  asio::awaitable<Reply> request_frame(std::uint64_t id, std::string method, std::string frame,
+                                       std::chrono::milliseconds timeout,
+                                       core::CancelSignal* cancel = nullptr,
+                                       std::uint64_t* id_out = nullptr,
+                                       const CallTracking* tracking = nullptr,
+                                       std::string related = {});
+  std::uint64_t take_request_id() { return next_id_++; }
   void notify(std::string_view method, std::string_view params_json, std::string_view related = {});
 
   // Used by IncomingRequest.

@@ -171,11 +171,11 @@ std::optional<std::string> id_key(std::string_view raw_id) {
 
 namespace {
 
-// {"jsonrpc":"2.0"[,"id":ID],"method":METHOD[,"params":PARAMS]}; an empty id means none.
-std::string method_frame(std::string_view id_json, std::string_view method,
-                         std::string_view params_json) {
+// {"jsonrpc":"2.0"[,"id":ID],"method":METHOD with room for `more` bytes; an empty id means
+// none.
+std::string frame_head(std::string_view id_json, std::string_view method, std::size_t more) {
   std::string out;
-  out.reserve(48 + id_json.size() + method.size() + params_json.size());
+  out.reserve(48 + id_json.size() + method.size() + more);
   out += R"({"jsonrpc":"2.0")";
   if (!id_json.empty()) {
     out += R"(,"id":)";
@@ -183,6 +183,13 @@ std::string method_frame(std::string_view id_json, std::string_view method,
   }
   out += R"(,"method":)";
   out += cj::quote(method);
+  return out;
+}
+
+// {"jsonrpc":"2.0"[,"id":ID],"method":METHOD[,"params":PARAMS]}.
+std::string method_frame(std::string_view id_json, std::string_view method,
+                         std::string_view params_json) {
+  std::string out = frame_head(id_json, method, params_json.size());
   if (!params_json.empty()) {
     out += R"(,"params":)";
     out += params_json;
@@ -196,6 +203,13 @@ std::string method_frame(std::string_view id_json, std::string_view method,
 std::string make_request(std::string_view id_json, std::string_view method,
                          std::string_view params_json) {
   return method_frame(id_json, method, params_json);
+}
+
+std::string request_head(std::string_view id_json, std::string_view method,
+                         std::size_t params_bytes) {
+  std::string out = frame_head(id_json, method, params_bytes);
+  out += R"(,"params":)";
+  return out;
 }
 
 std::string make_notification(std::string_view method, std::string_view params_json) {

@@ -182,37 +182,44 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
     std::string_view tool, std::string_view arguments_json, std::chrono::milliseconds timeout,
     core::CancelSignal* cancel, std::string_view progress_token, const mcp::CallTracking* tracking,
     CallerMeta caller) {
-  std::string params;
-  params.reserve(64 + tool.size() + arguments_json.size());
-  params += R"({"name":)";
-  params += cj::quote(tool);
-  params += R"(,"arguments":)";
-  params += arguments_json.empty() ? std::string_view("{}") : arguments_json;
   // A 2025 server's tool that runs only as a task is called as one (peer_tasks.cpp).
   const bool as_task = augments_tasks(tool);
-  if (as_task) params += R"(,"task":{"ttl":)" + std::to_string(timeout.count()) + "}";
-  if (!progress_token.empty()) {
-    params += R"(,"_meta":{"progressToken":)";
-    params += progress_token;
-    params += '}';
-  }
-  params += '}';
+  // {"name":TOOL,"arguments":ARGS[,"task":{"ttl":MS}][,"_meta":{"progressToken":TOKEN}]}
+  const auto write_params = [&](std::string& out) {
+    out += R"({"name":)";
+    out += cj::quote(tool);
+    out += R"(,"arguments":)";
+    out += arguments_json.empty() ? std::string_view("{}") : arguments_json;
+    if (as_task) out += R"(,"task":{"ttl":)" + std::to_string(timeout.count()) + "}";
+    if (!progress_token.empty()) {
+      out += R"(,"_meta":{"progressToken":)";
+      out += progress_token;
+      out += '}';
+    }
+    out += '}';
+  };
+  const std::size_t params_bytes = 64 + tool.size() + arguments_json.size() + progress_token.size();
   auto session = session_;  // keeps the session alive across a teardown
-  params = dress(std::move(params), caller);
-  // The params go into the request's frame; they are kept only for a 2026 server's rounds of
-  // input (complete_input replays them), not copied for anyone else.
-  // (Chosen in statements: GCC 12 destroys a conditional's temporary twice inside co_await.)
-  const bool modern = modern_;
-  std::string sent;
-  if (modern) {
-    sent = params;
-  } else {
-    sent = std::move(params);
+  if (!modern_) {
+    // The params are written into the request's frame itself: a large call's arguments are
+    // copied once on their way through.
+    const std::uint64_t id = session->take_request_id();
+    std::string frame = rpc::request_head(std::to_string(id), "tools/call", params_bytes);
+    write_params(frame);
+    frame += '}';
+    mcp::Reply reply = co_await session->request_frame(id, "tools/call", std::move(frame), timeout,
+                                                       cancel, nullptr, tracking);
+    if (as_task) co_return co_await follow_task(std::move(reply), timeout, cancel, tracking);
+    co_return reply;
   }
+  std::string params;
+  params.reserve(params_bytes);
+  write_params(params);
+  params = dress(std::move(params), caller);
+  // A 2026 server's params are kept for its rounds of input (complete_input replays them).
   mcp::Reply reply =
-      co_await session->request("tools/call", std::move(sent), timeout, cancel, nullptr, tracking);
+      co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
   if (as_task) co_return co_await follow_task(std::move(reply), timeout, cancel, tracking);
-  if (!modern) co_return reply;  // a 2025 server asks with requests of its own
   co_return co_await complete_input("tools/call", params, std::move(reply), timeout, cancel,
                                     tracking);
 }

@@ -88,8 +88,9 @@ asio::awaitable<std::optional<std::string>> invoke(MetaCall& call) {
   invoke.task_caller = Gateway::task_caller(call.request);
   invoke.log_level = log_level_of(call.request.message());
   auto outcome = co_await call.gateway.invoke(std::move(invoke));
-  if (!outcome.answered) co_return std::nullopt;
-  co_return std::move(outcome.result_json);
+  // Answered here: a downstream's result goes from the frame it came in, not from a copy.
+  if (outcome.answered) call.request.respond_result(outcome.result());
+  co_return std::nullopt;
 }
 
 asio::awaitable<std::optional<std::string>> health(MetaCall& call) {

@@ -45,8 +45,9 @@ struct MetaCall {
   Caller& caller;
 };
 
-// The CallToolResult text to answer with; nullopt when nothing may be sent (the caller
-// cancelled the call).
+// The CallToolResult text to answer with; nullopt when nothing more is sent: the caller
+// cancelled the call, or the handler answered the request itself (gateway.invoke, which
+// splices a downstream's result from the frame it came in).
 using Handler = asio::awaitable<std::optional<std::string>> (*)(MetaCall&);
 
 struct MetaTool {

@@ -124,11 +124,11 @@ std::optional<std::size_t> ResultGuard::cap_of(const config::ServerConfig& serve
   return policy_.max_output_bytes;
 }
 
-void ResultGuard::apply(const config::ServerConfig& server, std::string_view tool,
-                        std::string& result_json) {
+std::optional<std::string> ResultGuard::apply(const config::ServerConfig& server,
+                                              std::string_view tool, std::string_view result_json) {
   std::optional<FilteredResult> filtered =
       filter_result(result_json, cap_of(server, tool), redactor_, max_json_depth_);
-  if (!filtered) return;
+  if (!filtered) return std::nullopt;
   auto it = counts_.find(server.name);
   if (it == counts_.end()) it = counts_.emplace(server.name, Counts{}).first;
   it->second.redactions += filtered->redactions;
@@ -136,7 +136,7 @@ void ResultGuard::apply(const config::ServerConfig& server, std::string_view too
     ++it->second.output_cuts;
     it->second.bytes_omitted += filtered->omitted_bytes;
   }
-  result_json = std::move(filtered->json);
+  return std::move(filtered->json);
 }
 
 void ResultGuard::add_to_row(std::string_view server, bj::object& row) const {

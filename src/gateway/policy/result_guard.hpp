@@ -55,8 +55,10 @@ class ResultGuard {
   // The output cap of `tool` of `server`: the tool's, else the server's, else the gateway's.
   std::optional<std::size_t> cap_of(const config::ServerConfig& server,
                                     std::string_view tool) const;
-  // Redacts and cuts `result_json`, a result of `tool` of `server`, in place.
-  void apply(const config::ServerConfig& server, std::string_view tool, std::string& result_json);
+  // `result_json`, a result of `tool` of `server`, redacted and cut; nullopt when neither
+  // applies (the result goes as it came).
+  std::optional<std::string> apply(const config::ServerConfig& server, std::string_view tool,
+                                   std::string_view result_json);
 
   // What was done to a server's results: into its gateway.health row.
   struct Counts {
