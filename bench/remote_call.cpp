@@ -14,9 +14,10 @@
 // http`, a kept-alive connection), and the difference of the two counts over the difference
 // of calls is a call's (start-up and shutdown cancel out). The remote fixture is the
 // downstream in both: a stdio server cannot run under valgrind 3.19, which does not implement
-// pidfd_open. Then the same for a 1 MiB call over stdio (its request and its answer each carry
-// 1 MiB of text; 2 and 4 calls), with its instructions per byte of payload carried: each
-// copy of the payload on its way costs about 0.5 of them (a byte copied each way).
+// pidfd_open. Then the same for a 1 MiB call through each front end (its request and its
+// answer each carry 1 MiB of text; 2 and 4 calls), with its instructions per byte of payload
+// carried: each copy of the payload on its way costs about 0.5 of them (a byte copied each
+// way).
 //
 //   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=2000]
 //   sluice_remote_call SLUICE HTTP_FIXTURE [CALLS=500] --instructions
@@ -92,7 +93,9 @@ class DirectClient {
     if (session_.empty()) throw ProtocolError("the fixture gave no session id");
     post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   }
-  std::string call(int id) { return post(call_frame(id, tool_)).body(); }
+  std::string call(int id, std::string_view text = kText) {
+    return post(call_frame(id, tool_, text)).body();
+  }
 
  private:
   http::response<http::string_body> post(std::string body) {
@@ -197,9 +200,10 @@ Through run_sluice(const std::string& sluice, int port, int calls, const std::fi
 }
 
 // The same calls to `serve --transport http`, over one kept-alive connection; each answer
-// (an SSE stream) must carry the echo.
+// (an SSE stream) must carry the echo of `text`.
 void run_sluice_http(const std::string& sluice, int port, int calls,
-                     const std::filesystem::path& dir, const std::vector<std::string>& prefix) {
+                     const std::filesystem::path& dir, const std::vector<std::string>& prefix,
+                     std::string_view text = kText) {
   const auto port_file = dir / "port";
   std::filesystem::remove(port_file);
   std::vector<std::string> argv = serve_argv(prefix, sluice, port, dir);
@@ -211,7 +215,7 @@ void run_sluice_http(const std::string& sluice, int port, int calls,
   const int front = sluice::bench::wait_for_port(proc, port_file.string());
   DirectClient client(front, "web__echo");
   for (int i = 1; i <= calls; ++i) {
-    if (client.call(i).find(kText) == std::string::npos) {
+    if (client.call(i, text).find(text.substr(0, 64)) == std::string::npos) {
       throw ProtocolError("sluice's HTTP answer carries no echo");
     }
   }
@@ -237,13 +241,15 @@ int count_instructions(const std::string& sluice, int port, int calls,
   }
   const int few = std::max(1, calls / 5);
   const std::string mib(std::size_t{1} << 20, 'x');
-  enum class Load { stdio, http, mib };
+  enum class Load { stdio, http, mib, http_mib };
   auto count = [&](Load load, int n) {
     const auto out = dir / fmt::format("callgrind.{}.{}", static_cast<int>(load), n);
     const std::vector<std::string> prefix = {valgrind, "--tool=callgrind", "--quiet",
                                              "--callgrind-out-file=" + out.string()};
     if (load == Load::http) {
       run_sluice_http(sluice, port, n, dir, prefix);
+    } else if (load == Load::http_mib) {
+      run_sluice_http(sluice, port, n, dir, prefix, mib);
     } else if (load == Load::mib) {
       run_sluice(sluice, port, n, dir, prefix, mib, 0);
     } else {
@@ -255,16 +261,18 @@ int count_instructions(const std::string& sluice, int port, int calls,
   const double stdio = (count(Load::stdio, calls) - count(Load::stdio, few)) / (calls - few);
   const double http = (count(Load::http, calls) - count(Load::http, few)) / (calls - few);
   const double big = (count(Load::mib, 4) - count(Load::mib, 2)) / 2;
+  const double http_big = (count(Load::http_mib, 4) - count(Load::http_mib, 2)) / 2;
   std::printf(
       "instructions: sluice per proxied call (callgrind; %d and %d calls; the remote "
       "fixture as downstream)\n",
       few, calls);
   std::printf("instructions: stdio front end %.0f, HTTP front end %.0f: HTTP/stdio %.2f\n", stdio,
               http, stdio > 0 ? http / stdio : 0);
+  const double carried = 2.0 * static_cast<double>(mib.size());
   std::printf(
-      "instructions: a 1 MiB call over stdio (1 MiB of text each way; 2 and 4 calls) %.0f, "
-      "%.2f per byte of payload carried\n",
-      big, big / (2.0 * static_cast<double>(mib.size())));
+      "instructions: a 1 MiB call (1 MiB of text each way; 2 and 4 calls): stdio front end %.0f "
+      "(%.2f per byte of payload carried), HTTP front end %.0f (%.2f)\n",
+      big, big / carried, http_big, http_big / carried);
   return 0;
 }
 

@@ -33,25 +33,34 @@ std::string sse_head(bool http11, bool keep, const Headers& headers) {
   return head;
 }
 
-// Appends `first` then `second` to `out`, as one chunk on HTTP/1.1.
-void append_chunk(std::string& out, bool http11, std::string_view first, std::string_view second) {
-  if (http11) {
-    std::array<char, 16> size;
-    const auto end =
-        std::to_chars(size.data(), size.data() + size.size(), first.size() + second.size(), 16).ptr;
-    out.append(size.data(), end);
-    out += "\r\n";
-  }
-  out += first;
-  out += second;
+// On HTTP/1.1, the line that opens a chunk of `bytes` bytes.
+void open_chunk(std::string& out, bool http11, std::size_t bytes) {
+  if (!http11) return;
+  std::array<char, 16> size;
+  const auto end = std::to_chars(size.data(), size.data() + size.size(), bytes, 16).ptr;
+  out.append(size.data(), end);
+  out += "\r\n";
+}
+
+void close_chunk(std::string& out, bool http11) {
   if (http11) out += "\r\n";
 }
 
-// Appends the events of `stream` not yet handed to a connection.
-void take_new_events(SseStream& stream, std::string& body) {
+// The size of the events of `stream` not yet handed to a connection.
+std::size_t new_event_bytes(const SseStream& stream) {
+  std::size_t bytes = 0;
+  for (const auto& [seq, text] : stream.events) {
+    if (seq > stream.written) bytes += text.size();
+  }
+  return bytes;
+}
+
+// Hands the events of `stream` not yet handed to a connection to `out` (appended; null: the
+// events are dropped). They go straight into the write: a large answer is not copied twice.
+void take_new_events(SseStream& stream, std::string* out) {
   for (const auto& [seq, text] : stream.events) {
     if (seq <= stream.written) continue;
-    body += text;
+    if (out) *out += text;
     stream.written = seq;
   }
 }
@@ -116,7 +125,6 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
   // wait has passed.
   std::string priming;
   if (prime) priming = "id: " + session->event_id(*stream, 0) + "\nretry: 1000\ndata: \n\n";
-  std::string body;
   bool head_sent = false;
   bool head_due = long_lived;  // a GET's head goes at once
   const auto first_deadline = core::Clock::now() + first_event_wait(*conn, limits_);
@@ -128,22 +136,27 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
       clean = false;
       break;
     }
-    take_new_events(*stream, body);
+    const std::size_t fresh = new_event_bytes(*stream);
     done = stream->finished;
     if (done && !head_sent && stream->error_status) {
       // Nothing streamed yet and an answer with a status of its own: a plain JSON answer.
+      take_new_events(*stream, nullptr);
       stream->detach(conn.get());
       co_return co_await write_reply(*conn, req, status_reply(*stream)) && keep;
     }
-    const bool events_due = !body.empty() || done || (!head_sent && head_due);
+    const bool events_due = fresh > 0 || done || (!head_sent && head_due);
     if (events_due) {
       if (!head_sent) ++counters_.by_status[200];
       out = head_sent ? std::string() : std::move(head);
-      out.reserve(out.size() + priming.size() + body.size() + 32);
-      if (!priming.empty() || !body.empty()) append_chunk(out, http11, priming, body);
+      out.reserve(out.size() + priming.size() + fresh + 32);
+      if (!priming.empty() || fresh > 0) {
+        open_chunk(out, http11, priming.size() + fresh);
+        out += priming;
+        take_new_events(*stream, &out);
+        close_chunk(out, http11);
+      }
       priming.clear();
       if (done && http11) out += "0\r\n\r\n";
-      body.clear();
       head_sent = true;
     } else {
       conn->wake.expires_at(head_sent ? core::Clock::now() + limits_.http_sse_keepalive
@@ -156,7 +169,10 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
         continue;
       }
       out.clear();
-      append_chunk(out, http11, ": keepalive\n\n", {});
+      constexpr std::string_view kKeepalive = ": keepalive\n\n";
+      open_chunk(out, http11, kKeepalive.size());
+      out += kKeepalive;
+      close_chunk(out, http11);
     }
     const boost::system::error_code ec = co_await write_now(*conn, out);
     if (ec) {
