@@ -73,6 +73,17 @@ std::chrono::milliseconds first_event_wait(const Connection& conn, const core::L
   return conn.cancel_on_close ? limits.http_sse_keepalive : limits.http_sse_first_event_wait;
 }
 
+// `priming` and the events of `stream` not yet handed to a connection (`fresh` bytes) appended
+// to `out`, as one chunk on HTTP/1.1.
+void append_events(std::string& out, bool http11, std::string_view priming, SseStream& stream,
+                   std::size_t fresh) {
+  if (priming.empty() && fresh == 0) return;
+  open_chunk(out, http11, priming.size() + fresh);
+  out += priming;
+  take_new_events(stream, &out);
+  close_chunk(out, http11);
+}
+
 // A stream's answer as a plain JSON one, with the HTTP status its error has in its revision.
 Reply status_reply(SseStream& stream) {
   Reply reply;
@@ -149,12 +160,7 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
       if (!head_sent) ++counters_.by_status[200];
       out = head_sent ? std::string() : std::move(head);
       out.reserve(out.size() + priming.size() + fresh + 32);
-      if (!priming.empty() || fresh > 0) {
-        open_chunk(out, http11, priming.size() + fresh);
-        out += priming;
-        take_new_events(*stream, &out);
-        close_chunk(out, http11);
-      }
+      append_events(out, http11, priming, *stream, fresh);
       priming.clear();
       if (done && http11) out += "0\r\n\r\n";
       head_sent = true;
