@@ -200,26 +200,29 @@ asio::awaitable<mcp::Reply> DownstreamPeer::call_tool(
   };
   const std::size_t params_bytes = 64 + tool.size() + arguments_json.size() + progress_token.size();
   auto session = session_;  // keeps the session alive across a teardown
-  if (!modern_) {
-    // The params are written into the request's frame itself: a large call's arguments are
-    // copied once on their way through.
-    const std::uint64_t id = session->take_request_id();
-    std::string frame = rpc::request_head(std::to_string(id), "tools/call", params_bytes);
-    write_params(frame);
-    frame += '}';
-    mcp::Reply reply = co_await session->request_frame(id, "tools/call", std::move(frame), timeout,
-                                                       cancel, nullptr, tracking);
-    if (as_task) co_return co_await follow_task(std::move(reply), timeout, cancel, tracking);
-    co_return reply;
-  }
+  // A 2026 server's params, dressed with its per-request _meta: kept for its rounds of input
+  // (complete_input replays them). A 2025 server's are written into the request's frame
+  // itself: a large call's arguments are copied once on their way through.
+  const bool modern = modern_;
   std::string params;
-  params.reserve(params_bytes);
-  write_params(params);
-  params = dress(std::move(params), caller);
-  // A 2026 server's params are kept for its rounds of input (complete_input replays them).
-  mcp::Reply reply =
-      co_await session->request("tools/call", params, timeout, cancel, nullptr, tracking);
+  if (modern) {
+    params.reserve(params_bytes);
+    write_params(params);
+    params = dress(std::move(params), caller);
+  }
+  const std::uint64_t id = session->take_request_id();
+  std::string frame =
+      rpc::request_head(std::to_string(id), "tools/call", modern ? params.size() : params_bytes);
+  if (modern) {
+    frame += params;
+  } else {
+    write_params(frame);
+  }
+  frame += '}';
+  mcp::Reply reply = co_await session->request_frame(id, "tools/call", std::move(frame), timeout,
+                                                     cancel, nullptr, tracking);
   if (as_task) co_return co_await follow_task(std::move(reply), timeout, cancel, tracking);
+  if (!modern) co_return reply;  // a 2025 server asks with requests of its own
   co_return co_await complete_input("tools/call", params, std::move(reply), timeout, cancel,
                                     tracking);
 }
