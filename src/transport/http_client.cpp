@@ -440,7 +440,7 @@ asio::awaitable<HttpResult<HttpResponse>> HttpClientImpl::read_response(Exchange
 namespace {
 
 asio::awaitable<error_code> write_request(ClientConnection& c, const std::string& head,
-                                          const std::string& body, std::size_t& written) {
+                                          std::string_view body, std::size_t& written) {
   const std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
   error_code ec;
   if (c.tls) {
@@ -484,7 +484,7 @@ asio::awaitable<HttpResult<HttpResponse>> run_exchange(std::shared_ptr<HttpClien
     ex->last_read = core::Clock::now();
     ex->watch();
     std::size_t written = 0;
-    const error_code ec = co_await write_request(*ex->conn, *head, request.body, written);
+    const error_code ec = co_await write_request(*ex->conn, *head, request.payload(), written);
     if (ex->stop != Stop::none) co_return stopped(ex->stop, *url);
     if (!ec) break;
     ex->conn->close();

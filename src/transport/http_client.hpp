@@ -43,6 +43,10 @@ struct HttpRequest {
   std::string url;     // absolute http:// or https:// URL
   HttpFields headers;  // Host, Content-Length and Connection are set by the client
   std::string body;
+  // When set, the body instead of `body`: shared by copies of a request kept for a retry,
+  // so a large body is not copied for one.
+  std::shared_ptr<const std::string> shared_body{};
+  std::string_view payload() const { return shared_body ? *shared_body : body; }
 };
 
 struct HttpResponse {

@@ -89,8 +89,8 @@ std::optional<std::string> request_head(const HttpRequest& request, const HttpUr
     if (set_by_client(name)) continue;
     head.append(name).append(": ").append(value).append("\r\n");
   }
-  if (!request.body.empty() || request.method == "POST" || request.method == "PUT") {
-    fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", request.body.size());
+  if (!request.payload().empty() || request.method == "POST" || request.method == "PUT") {
+    fmt::format_to(std::back_inserter(head), "Content-Length: {}\r\n", request.payload().size());
   }
   head.append("\r\n");
   return head;

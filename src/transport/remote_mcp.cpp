@@ -344,7 +344,14 @@ asio::awaitable<HttpResult<HttpResponse>> RemoteConnection::exchange_authorized(
   std::string bearer = co_await token(refused);
   if (refused) co_return HttpError{HttpFailure::cancelled, TlsFailure::none, refused->message};
   std::optional<HttpRequest> again;
-  if (options_.auth) again = request;  // kept for one retry with a new token
+  if (options_.auth) {
+    // Kept for one retry with a new token, its body shared rather than copied.
+    if (!request.shared_body) {
+      request.shared_body = std::make_shared<const std::string>(std::move(request.body));
+      request.body.clear();
+    }
+    again = request;
+  }
   if (!bearer.empty()) request.headers.emplace_back("Authorization", "Bearer " + bearer);
   auto result = co_await client_.exchange(std::move(request), sink, abort, head);
   if (!again || !result || (result->status != 401 && result->status != 403)) co_return result;
