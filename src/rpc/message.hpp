@@ -100,9 +100,9 @@ std::optional<std::string> id_key(std::string_view raw_id);
 // Frame builders. Arguments named *_json must be valid JSON text; they are spliced verbatim.
 std::string make_request(std::string_view id_json, std::string_view method,
                          std::string_view params_json);
-// A request's frame up to its params, for a caller that writes the params into it and closes
-// it with "}}" (no copy of the params): {"jsonrpc":"2.0","id":ID,"method":METHOD,"params":
-// with room reserved for `params_bytes` more.
+// A request's frame up to its params, for a caller that writes the params into it and then
+// closes the frame with '}' (no copy of the params): {"jsonrpc":"2.0","id":ID,"method":METHOD,
+// "params": with room reserved for `params_bytes` more.
 std::string request_head(std::string_view id_json, std::string_view method,
                          std::size_t params_bytes);
 std::string make_notification(std::string_view method, std::string_view params_json);
