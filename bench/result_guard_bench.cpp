@@ -47,6 +47,18 @@ void BM_ScreenOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_ScreenOnly)->Arg(64)->Arg(1 << 20);
 
+// The screen's own speed: 1 MiB of one letter (no candidates to confirm), the text of the
+// latency driver's large calls.
+void BM_ScreenOnlyOneLetter(benchmark::State& state) {
+  const std::string result = R"({"content":[{"type":"text","text":")" +
+                             std::string(static_cast<std::size_t>(state.range(0)), 'x') +
+                             R"("}],"isError":false})";
+  gateway::Redactor redactor(config::RedactSettings{});
+  for (auto _ : state) benchmark::DoNotOptimize(redactor.may_hold_secret(result));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * result.size()));
+}
+BENCHMARK(BM_ScreenOnlyOneLetter)->Arg(1 << 20);
+
 void BM_ClassifyTheAnswerForComparison(benchmark::State& state) {
   const std::string frame = R"({"jsonrpc":"2.0","id":7,"result":)" +
                             result_of(static_cast<std::size_t>(state.range(0))) + "}";

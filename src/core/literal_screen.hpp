@@ -3,8 +3,9 @@
 // start, for the caller to confirm. Each literal's first three bytes are matched by their
 // nibbles, through tables of up to 8 buckets of literals (literals with the same first byte
 // share one, case folded for those that ignore case; past 8, the two buckets whose union lets
-// through the fewest byte triples of lower-case prose are merged), 16 positions at a time with
-// SSSE3's byte shuffle, as the Teddy algorithm does.
+// through the fewest byte triples of lower-case prose are merged), 32 positions at a time with
+// AVX2's byte shuffle (16 with SSSE3's where AVX2 is missing, and for a text's end), as the
+// Teddy algorithm does.
 // Without SSSE3 (another architecture, or an x86-64 from before 2006) the same tables are read
 // byte by byte: the same positions, more slowly.
 //
@@ -60,6 +61,7 @@ class LiteralScreen {
   alignas(16) std::array<std::array<std::uint8_t, 16>, 3> low_{};
   alignas(16) std::array<std::array<std::uint8_t, 16>, 3> high_{};
   bool shuffle_ = false;  // SSSE3 is there
+  bool wide_ = false;     // AVX2 is there
 };
 
 }  // namespace sluice::core
