@@ -10,6 +10,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define SLUICE_STRINGS_WIDE 1
+#endif
 
 namespace sluice::core::json {
 namespace {
@@ -25,11 +29,46 @@ constexpr std::array<std::uint8_t, 256> kStringByte = [] {
   return t;
 }();
 
+#if defined(SLUICE_STRINGS_WIDE)
+// skip_plain's test 32 bytes at a time with AVX2, while 32 are left: the index of the first
+// byte that needs a look, or where fewer than 32 are left.
+__attribute__((target("avx2"))) std::size_t skip_plain_wide(const unsigned char* bytes,
+                                                            std::size_t i, std::size_t n) {
+  const __m256i quote = _mm256_set1_epi8('"');
+  const __m256i backslash = _mm256_set1_epi8('\\');
+  const __m256i below_space = _mm256_set1_epi8(0x1F);
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bytes + i));
+    const __m256i special = _mm256_or_si256(
+        _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash)),
+        _mm256_cmpeq_epi8(_mm256_max_epu8(v, below_space), below_space));
+    const auto mask = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(special, v)));
+    if (mask != 0) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+  return i;
+}
+
+bool have_avx2() {
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return avx2;
+}
+#endif
+
 // The index of the first byte at or after `i` (below `n`) that needs a look: a quote, a
 // backslash, a control character or a byte of a UTF-8 sequence; `n` when there is none. The
-// common bytes are passed over 16 at a time (SSE2, which every x86-64 has), or 8 at a time with
-// the usual bit tricks elsewhere (each test below is exact for "some byte of the word").
+// common bytes are passed over 32 at a time (AVX2, where the machine has it), then 16 at a
+// time (SSE2, which every x86-64 has), or 8 at a time with the usual bit tricks elsewhere
+// (each test below is exact for "some byte of the word").
 std::size_t skip_plain(const unsigned char* bytes, std::size_t i, std::size_t n) {
+#if defined(SLUICE_STRINGS_WIDE)
+  if (have_avx2()) {
+    i = skip_plain_wide(bytes, i, n);
+    if (i + 32 <= n) return i;  // a byte that needs a look
+  }
+#endif
 #if defined(__SSE2__)
   const __m128i quote = _mm_set1_epi8('"');
   const __m128i backslash = _mm_set1_epi8('\\');
