@@ -33,9 +33,7 @@ class SmallArena final : public bj::memory_resource {
   static constexpr std::size_t kTextBytes = 224;
 
  private:
-  void* do_allocate(std::size_t n, std::size_t align) override {
-    return arena_.allocate(n, align);
-  }
+  void* do_allocate(std::size_t n, std::size_t align) override { return arena_.allocate(n, align); }
   void do_deallocate(void*, std::size_t, std::size_t) override {}
   bool do_is_equal(const bj::memory_resource& other) const noexcept override {
     return this == &other;

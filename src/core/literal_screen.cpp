@@ -158,10 +158,9 @@ __attribute__((target("avx2"))) std::size_t wide_scan(
     for (std::size_t k = 0; k < 3; ++k) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + k));
       hits = _mm256_and_si256(
-          hits, _mm256_and_si256(
-                    _mm256_shuffle_epi8(low[k], _mm256_and_si256(v, nibble)),
-                    _mm256_shuffle_epi8(high[k],
-                                        _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble))));
+          hits, _mm256_and_si256(_mm256_shuffle_epi8(low[k], _mm256_and_si256(v, nibble)),
+                                 _mm256_shuffle_epi8(
+                                     high[k], _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble))));
     }
     auto mask = ~static_cast<std::uint32_t>(
         _mm256_movemask_epi8(_mm256_cmpeq_epi8(hits, _mm256_setzero_si256())));

@@ -242,12 +242,13 @@ TEST(JsonValidate, ALongStringIsJudgedWhereverItsSpecialByteFalls) {
   // Plain bytes are passed over 32 or 16 at a time: a byte that needs a look is found at any
   // offset from the string's start (every alignment of both steps, and their ends).
   const std::vector<std::pair<std::string, bool>> specials = {
-      {"\\n", true}, {"\\\"", true}, {"\xc3\xa9", true}, {"\x01", false},
-      {"\x1f", false}, {"\x80", false}, {"\\q", false},   {"\"", false},
+      {"\\n", true},   {"\\\"", true},  {"\xc3\xa9", true}, {"\x01", false},
+      {"\x1f", false}, {"\x80", false}, {"\\q", false},     {"\"", false},
   };
   for (const auto& [special, valid] : specials) {
     for (std::size_t at = 0; at < 80; ++at) {
-      const std::string text = "[\"" + std::string(at, 'x') + special + std::string(300, 'y') + "\"]";
+      const std::string text =
+          "[\"" + std::string(at, 'x') + special + std::string(300, 'y') + "\"]";
       EXPECT_EQ(!validate(text, kLimits).has_value(), valid) << at << " " << special;
       EXPECT_EQ(parse_strict(text, kLimits).has_value(), valid) << at << " " << special;
     }
