@@ -28,8 +28,8 @@ namespace {
 // outgrows the block goes on in blocks of its own, as monotonic_resource does.
 class SmallArena final : public bj::memory_resource {
  public:
-  // The text up to which a DOM usually fits in the first block (a tools/call of a few
-  // arguments: about a quarter of it).
+  // The longest text whose DOM usually fits in the first block (a DOM takes about four
+  // bytes for each byte of a small call's text).
   static constexpr std::size_t kTextBytes = 224;
 
  private:

@@ -1,5 +1,6 @@
 #include "core/json_strings.hpp"
 
+#include "core/cpu.hpp"
 #include "core/hex.hpp"
 #include "core/utf8.hpp"
 
@@ -47,14 +48,6 @@ __attribute__((target("avx2"))) std::size_t skip_plain_wide(const unsigned char*
   }
   return i;
 }
-
-bool have_avx2() {
-  static const bool avx2 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return avx2;
-}
 #endif
 
 // The index of the first byte at or after `i` (below `n`) that needs a look: a quote, a
@@ -64,7 +57,7 @@ bool have_avx2() {
 // (each test below is exact for "some byte of the word").
 std::size_t skip_plain(const unsigned char* bytes, std::size_t i, std::size_t n) {
 #if defined(SLUICE_STRINGS_WIDE)
-  if (have_avx2()) {
+  if (cpu::avx2()) {
     i = skip_plain_wide(bytes, i, n);
     if (i + 32 <= n) return i;  // a byte that needs a look
   }

@@ -1,6 +1,7 @@
 #include "core/literal_screen.hpp"
 
 #include "core/ascii.hpp"
+#include "core/cpu.hpp"
 
 #include <algorithm>
 #include <bitset>
@@ -186,11 +187,8 @@ LiteralScreen::LiteralScreen(std::span<const Literal> literals) {
       }
     }
   }
-#if defined(SLUICE_SCREEN_SHUFFLE)
-  __builtin_cpu_init();
-  shuffle_ = __builtin_cpu_supports("ssse3");
-  wide_ = __builtin_cpu_supports("avx2");
-#endif
+  shuffle_ = cpu::ssse3();
+  wide_ = cpu::avx2();
 }
 
 std::size_t LiteralScreen::candidates_bytewise(std::string_view text, std::size_t& from,
@@ -225,7 +223,7 @@ std::size_t LiteralScreen::candidates(std::string_view text, std::size_t& from, 
     if (from + kShuffleReach <= text.size()) return n;
   }
 #endif
-  return scan_bytes(text, from, out, n);  // the last 17 positions or fewer
+  return scan_bytes(text, from, out, n);  // the text's last positions (all without SSSE3)
 }
 
 }  // namespace sluice::core
