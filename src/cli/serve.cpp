@@ -16,6 +16,7 @@
 #include "transport/http_server.hpp"
 
 #include <fmt/format.h>
+#include <boost/asio/io_context.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -210,7 +211,8 @@ int serve_stdio(const CommonOptions& options) {
   if (!servable(options, *config)) return 2;
   open_run_log(options, Service::stdio);  // after the startup checks: they went to stderr
   announce_run_trust(options, *config, true);
-  asio::io_context io;
+  // One thread runs the loop and the only I/O objects are its own (other threads only post).
+  asio::io_context io{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   RunRegistration run;  // the registry entry and status socket of `sluice status`
   gateway::Gateway gw(io, config,
                       with_audit_log(serving_options(options, *config, run), options, *config));
@@ -375,7 +377,8 @@ int serve_http(const CommonOptions& options, const HttpCliOptions& http) {
   if (!servable(options, *config)) return 2;
   open_run_log(options, Service::http);  // after the lock and the startup checks
   announce_run_trust(options, *config, true);
-  asio::io_context io;
+  // One thread runs the loop and the only I/O objects are its own (other threads only post).
+  asio::io_context io{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   RunRegistration run;  // the registry entry and status socket of `sluice status`
   gateway::Gateway gw(io, config,
                       with_audit_log(serving_options(options, *config, run), options, *config));

@@ -15,7 +15,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 
 namespace sluice::transport {
 
@@ -31,6 +33,7 @@ HttpServerImpl::HttpServerImpl(asio::io_context& io, HttpOptions options, HttpHo
       limits_(limits),
       acceptor_(io),
       sweep_(io),
+      first_event_timer_(io),
       guard_(options_.allowed_hosts, options_.allowed_origins, options_.auth_token,
              limits.http_rate_limit, limits.http_rate_limit_loopback),
       sessions_(io, limits, hooks_.make_handler),
@@ -68,6 +71,7 @@ void HttpServerImpl::stop() {
   boost::system::error_code ec;
   acceptor_.close(ec);
   sweep_.cancel();
+  first_event_timer_.cancel();
   sessions_.end_all();
   for (auto* set : {&connections_, &refusing_}) {
     for (Connection* c : *set) {
@@ -208,9 +212,10 @@ asio::awaitable<void> HttpServerImpl::serve_connection(std::shared_ptr<Connectio
     parser.header_limit(static_cast<std::uint32_t>(limits_.http_max_header_bytes));
     parser.body_limit(limits_.max_message_bytes);
     boost::system::error_code ec;
-    conn->stream.expires_after(limits_.http_header_timeout);
+    conn->head_due = core::Clock::now() + limits_.http_header_timeout;
     co_await http::async_read_header(conn->stream, conn->buffer, parser,
                                      asio::redirect_error(kAwait, ec));
+    conn->head_due = core::Clock::time_point::max();
     if (ec) {
       co_await write_refusal(*conn, 11, read_refusal(ec, limits_.max_message_bytes));
       break;
@@ -326,16 +331,33 @@ asio::awaitable<void> HttpServerImpl::sweep_loop() {
   auto self = shared_from_this();
   while (!stopping_) {
     boost::system::error_code ec;
-    sweep_.expires_after(limits_.http_session_sweep_interval);
+    sweep_.expires_after(sweep_period());
     co_await sweep_.async_wait(asio::redirect_error(kAwait, ec));
     if (stopping_) break;
     sweep();
   }
 }
 
+std::chrono::milliseconds HttpServerImpl::sweep_period() const {
+  // Often enough that a head deadline is kept to within twice its length (never more often
+  // than every 50 ms, whatever it is set to).
+  constexpr std::chrono::milliseconds kShortest{50};
+  return std::max(kShortest,
+                  std::min(limits_.http_session_sweep_interval, limits_.http_header_timeout));
+}
+
 void HttpServerImpl::sweep() {
-  sessions_.sweep(core::Clock::now());
+  const auto now = core::Clock::now();
+  sessions_.sweep(now);
   guard_.forget_idle_addresses();
+  for (Connection* c : connections_) {
+    if (c->head_due > now) continue;
+    // As Beast's own timeout would: the head's read ends, and the connection with it, with
+    // no answer (a client this slow gets none).
+    boost::system::error_code ec;
+    c->peer_gone = true;
+    c->stream.socket().close(ec);
+  }
 }
 
 }  // namespace sluice::transport

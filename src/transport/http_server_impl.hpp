@@ -41,8 +41,10 @@ namespace sluice::transport {
 // How the HTTP server's coroutines wait (http_server.cpp, http_routes.cpp, http_sse.cpp).
 inline constexpr auto kAwait = boost::asio::use_awaitable;
 
-// One accepted TCP connection. Its socket deadlines (header, body, write, linger) are
-// Beast's own timers on the real clock; `wake` is a core::Timer.
+// One accepted TCP connection. The head of each request must arrive whole by `head_due`,
+// which the server's sweep checks (no timer armed and cancelled per request); the other
+// socket deadlines (body, write, linger) are Beast's own timers on the real clock, armed only
+// when a body or an answer does not move at once; `wake` is a core::Timer.
 struct Connection {
   explicit Connection(boost::asio::ip::tcp::socket socket)
       : stream(std::move(socket)), wake(stream.get_executor()) {}
@@ -56,9 +58,42 @@ struct Connection {
   // answer watches the peer, and the connection closes after it.
   bool cancel_on_close = false;
   bool incomplete = false;  // counted in IncompleteConnections (no complete request yet)
+  // While a request's head is being read: when the sweep closes the connection.
+  core::Clock::time_point head_due = core::Clock::time_point::max();
 };
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// The SSE writers waiting for their first event, in the order they began (all wait the same
+// Limits::http_sse_first_event_wait, so that is also the order of their deadlines). One timer
+// wakes each whose wait is over, so a fast answer, the usual one, arms no timer of its own.
+// A waiter (in its writer's frame) is listed from add() until woken or destroyed.
+class FirstEventWaits {
+ public:
+  struct Waiter {
+    Waiter(FirstEventWaits& list, Connection& conn, core::Clock::time_point due)
+        : list(list), conn(conn), due(due) {}
+    ~Waiter() { list.unlist(*this); }
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+    FirstEventWaits& list;
+    Connection& conn;
+    const core::Clock::time_point due;
+    Waiter* prev = nullptr;
+    Waiter* next = nullptr;
+    bool listed = false;
+  };
+  void add(Waiter& w);  // at the back: its deadline is the latest
+  bool empty() const { return head_ == nullptr; }
+  const Waiter& front() const { return *head_; }
+  // Unlists the waiters whose deadline is not after `now` and wakes their writers.
+  void wake_due(core::Clock::time_point now);
+
+ private:
+  void unlist(Waiter& w);
+  Waiter* head_ = nullptr;
+  Waiter* tail_ = nullptr;
+};
 
 // One answer that is not an SSE stream.
 struct Reply {
@@ -120,7 +155,9 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   // A refusal of a request that could not be read whole, on HTTP/`version`.
   Task<void> write_refusal(Connection& conn, unsigned version, std::optional<Refusal> refusal);
   Task<void> sweep_loop();
+  // Ends the sessions idle too long and the connections past their head deadline.
   void sweep();
+  std::chrono::milliseconds sweep_period() const;
 
   // http_routes.cpp: the request phases.
   // Handles one request; writes the answer (or an SSE stream); false: close the connection.
@@ -168,6 +205,15 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   Task<bool> run_sse(std::shared_ptr<Connection> conn, const Request& req,
                      std::shared_ptr<HttpSession> session, std::shared_ptr<SseStream> stream,
                      bool prime, Headers headers);
+  // Sets the connection's wake timer for what its stream waits for next: the keepalive once
+  // the head is sent, else the first event (on the shared timer, through `shared_wait`, for
+  // the short wait; a 2026-07-28 request's long one on its own).
+  void arm_stream_wait(Connection& conn, bool head_sent, core::Clock::time_point first_deadline,
+                       std::optional<FirstEventWaits::Waiter>& shared_wait);
+  // Lists `waiter` and, unless it already runs, starts the timer that wakes the first-event
+  // waiters when their wait is over.
+  void await_first_event(FirstEventWaits::Waiter& waiter);
+  Task<void> first_event_timer_loop();
   // A long-lived stream's connection: notices the peer closing it.
   Task<void> watch_peer(std::shared_ptr<Connection> conn);
   // Starts watch_peer on `conn` (marked watched: no other read until it closes); the peer
@@ -182,6 +228,9 @@ class HttpServerImpl : public HttpServer, public std::enable_shared_from_this<Ht
   const core::Limits& limits_;
   boost::asio::ip::tcp::acceptor acceptor_;
   core::Timer sweep_;
+  FirstEventWaits first_events_;
+  core::Timer first_event_timer_;
+  bool first_event_timer_running_ = false;
   bool stopping_ = false;
   RequestGuard guard_;
   SessionTable sessions_;

@@ -10,6 +10,9 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
+#include <optional>
+#include <string_view>
 
 namespace sluice::transport {
 
@@ -92,7 +95,82 @@ Reply status_reply(SseStream& stream) {
   return reply;
 }
 
+// `out` becomes one SSE comment, in a chunk on HTTP/1.1: the keepalive of an idle stream.
+void keepalive_chunk(std::string& out, bool http11) {
+  constexpr std::string_view kKeepalive = ": keepalive\n\n";
+  out.clear();
+  open_chunk(out, http11, kKeepalive.size());
+  out += kKeepalive;
+  close_chunk(out, http11);
+}
+
+// How long a shared first-event waiter's own timer is set for: it is woken before, by its
+// first event or by the first-event timer.
+constexpr auto kUntilWoken = std::chrono::hours(1);
+
 }  // namespace
+
+void FirstEventWaits::add(Waiter& w) {
+  w.prev = tail_;
+  w.next = nullptr;
+  if (tail_ != nullptr) {
+    tail_->next = &w;
+  } else {
+    head_ = &w;
+  }
+  tail_ = &w;
+  w.listed = true;
+}
+
+void FirstEventWaits::unlist(Waiter& w) {
+  if (!w.listed) return;
+  (w.prev != nullptr ? w.prev->next : head_) = w.next;
+  (w.next != nullptr ? w.next->prev : tail_) = w.prev;
+  w.prev = w.next = nullptr;
+  w.listed = false;
+}
+
+void FirstEventWaits::wake_due(core::Clock::time_point now) {
+  while (head_ != nullptr && head_->due <= now) {
+    Waiter& w = *head_;
+    unlist(w);
+    w.conn.wake.cancel();
+  }
+}
+
+void HttpServerImpl::arm_stream_wait(Connection& conn, bool head_sent,
+                                     core::Clock::time_point first_deadline,
+                                     std::optional<FirstEventWaits::Waiter>& shared_wait) {
+  if (head_sent || conn.cancel_on_close) {
+    conn.wake.expires_at(head_sent ? core::Clock::now() + limits_.http_sse_keepalive
+                                   : first_deadline);
+    return;
+  }
+  // The short first-event wait, on the timer the waiting streams share.
+  await_first_event(shared_wait.emplace(first_events_, conn, first_deadline));
+  conn.wake.expires_after(kUntilWoken);
+}
+
+void HttpServerImpl::await_first_event(FirstEventWaits::Waiter& waiter) {
+  first_events_.add(waiter);
+  if (first_event_timer_running_ || stopping_) return;
+  first_event_timer_running_ = true;
+  core::spawn(io_, first_event_timer_loop(), "the HTTP first-event timer",
+              [this, self = shared_from_this()] { first_event_timer_running_ = false; });
+}
+
+asio::awaitable<void> HttpServerImpl::first_event_timer_loop() {
+  auto self = shared_from_this();
+  // Set for the oldest waiter's deadline; one answered before it makes a wake with nothing to
+  // do, then the timer is set for the next.
+  while (!stopping_ && !first_events_.empty()) {
+    boost::system::error_code ec;
+    first_event_timer_.expires_at(first_events_.front().due);
+    co_await first_event_timer_.async_wait(asio::redirect_error(kAwait, ec));
+    first_events_.wake_due(core::Clock::now());
+  }
+  first_event_timer_running_ = false;
+}
 
 asio::awaitable<void> HttpServerImpl::watch_peer(std::shared_ptr<Connection> conn) {
   std::array<char, 512> scratch;
@@ -165,20 +243,18 @@ asio::awaitable<bool> HttpServerImpl::run_sse(std::shared_ptr<Connection> conn, 
       if (done && http11) out += "0\r\n\r\n";
       head_sent = true;
     } else {
-      conn->wake.expires_at(head_sent ? core::Clock::now() + limits_.http_sse_keepalive
-                                      : first_deadline);
+      std::optional<FirstEventWaits::Waiter> shared_wait;
+      arm_stream_wait(*conn, head_sent, first_deadline, shared_wait);
       boost::system::error_code wait_ec;
       co_await conn->wake.async_wait(asio::redirect_error(kAwait, wait_ec));
-      if (wait_ec || stream->writer != conn.get() || conn->peer_gone) continue;
+      // The shared timer wakes a waiter like an event does: the clock tells them apart.
+      const bool waited_out = shared_wait ? core::Clock::now() >= first_deadline : !wait_ec;
+      if (!waited_out || stream->writer != conn.get() || conn->peer_gone) continue;
       if (!head_sent) {
         head_due = true;
         continue;
       }
-      out.clear();
-      constexpr std::string_view kKeepalive = ": keepalive\n\n";
-      open_chunk(out, http11, kKeepalive.size());
-      out += kKeepalive;
-      close_chunk(out, http11);
+      keepalive_chunk(out, http11);
     }
     const boost::system::error_code ec = co_await write_now(*conn, out);
     if (ec) {

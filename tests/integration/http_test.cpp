@@ -182,6 +182,31 @@ TEST_F(HttpFrontEnd, ACompletedCallStreamIsReplayedAfterItsPrimingEvent) {
   expect_serving();
 }
 
+// A call that takes a while: its head and priming event leave once the short first-event
+// wait is over, while it still runs (so the client can resume from then on), not with its
+// answer. Ordered by state: the call is still pending when the priming event has arrived.
+TEST_F(HttpFrontEnd, ASlowCallsHeadAndPrimingEventLeaveWhileItRuns) {
+  start();
+  auto sid = initialize();
+  ASSERT_FALSE(sid.empty());
+  HttpConnection c(port_);
+  ASSERT_TRUE(c.send(http_request(
+      "POST", "/mcp", headers(sid, "text/event-stream"),
+      rpc("\"slow-1\"", "tools/call",
+          R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::slow","arguments":)"
+          R"({"ms":2000}}})"))));
+  auto head = c.read_head();
+  ASSERT_TRUE(head && head->status == 200);
+  auto priming = c.read_event();
+  ASSERT_TRUE(priming && priming->id) << "the call's stream opens with its priming event";
+  EXPECT_EQ(priming->data, "");
+  auto pending = post(rpc("2", "tools/call", R"({"name":"gateway.list_pending","arguments":{}})"),
+                      headers(sid));
+  ASSERT_EQ(pending.status, 200) << pending.all();
+  auto listed = bj::parse(pending.body).at("result").at("structuredContent");
+  EXPECT_EQ(listed.at("count"), 1) << "the head and priming event waited for the answer";
+}
+
 TEST_F(HttpFrontEnd, ACallWhoseStreamBrokeIsResumedAndItsResponseArrives) {
   start();
   auto sid = initialize();
