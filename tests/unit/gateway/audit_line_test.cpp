@@ -76,6 +76,12 @@ TEST(AuditLine, EscapesQuotesBackslashesAndControlCharactersInNames) {
       "\xc3\xa9";
   append_audit_line(line, 0, {"call", "http#1", "fx", tool, "errored", 1, 1});
   EXPECT_EQ(parsed(line).at("tool").as_string(), tool);
+  // An escape first, last, alone, or next to another; and none at all.
+  for (std::string name : {"\"lead", "tail\\", "\n", "\"\"", "x\x1fy", "plain"}) {
+    line.clear();
+    append_audit_line(line, 0, {"call", "stdio", "fx", name, "ok", 1, 1});
+    EXPECT_EQ(parsed(line).at("tool").as_string(), name) << line;
+  }
 }
 
 // A sink that hands each batch to the test.
