@@ -4,7 +4,7 @@
 // any HTTP gateway), reported as ratios, with sluice's CPU per call and RSS per idle session.
 //
 //   sluice_http_load SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] [IDLE_SESSIONS=100]
-//                    [LARGE_CALLS=10]
+//                    [LARGE_CALLS=10] [ROUNDS=3]
 //   sluice_http_load --responder PORT_FILE      (the floor, spawned by the driver itself)
 //
 // 1. direct stdio: FIXTURE on pipes, one MCP session; CLIENTS callers each keep exactly one
@@ -20,6 +20,10 @@
 // 6. 1 MiB: LARGE_CALLS sequential calls whose request and answer each carry 1 MiB of text,
 //    by one caller: directly to the fixture over stdio, to the responder and to sluice over
 //    HTTP; each path's p50, sluice's as a ratio of the direct call's (budget 1.2).
+//
+// A round runs phases 1-6 in turn; each figure printed is the median over ROUNDS rounds, and
+// each ratio the median of the rounds' own ratios, whose two sides ran close together in time
+// (the machine's speed drifts between phases; a ratio of medians would mix rounds).
 //
 // Every load phase is driven from one thread (a poll loop; an Asio io_context with one
 // coroutine per client), so the driver's own overhead is alike on every side. Each caller
@@ -283,6 +287,7 @@ HttpResult run_http(const std::string& sluice_path, const std::string& fixture_p
   HttpResult out;
   const std::string config = (dir / "mcp.json").string();
   const std::string port_file = (dir / "port").string();
+  std::filesystem::remove(port_file);  // the last round's
   std::ofstream(config) << R"({"mcpServers":{"fx":{"command":)"
                         << bj::serialize(bj::value(fixture_path)) << "}}}\n";
   // clang-format off
@@ -422,6 +427,7 @@ struct FloorResult {
 FloorResult run_floor(const std::string& self, const std::filesystem::path& dir, int clients,
                       int calls, int large) {
   const std::string port_file = (dir / "floor-port").string();
+  std::filesystem::remove(port_file);  // the last round's
   Process floor({self, "--responder", port_file}, false, true);
   int port = wait_for_port(floor, port_file);
   tcp::endpoint server(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
@@ -457,13 +463,141 @@ void print_stats(const char* label, int clients, int calls, const Stats& s) {
 
 }  // namespace
 
+// One round: every path's loads, one after the other, close together in time.
+struct Round {
+  Stats direct, direct_large, via_stdio;
+  FloorResult floor;
+  HttpResult http;
+};
+
+Round run_round(const std::string& sluice, const std::string& fixture, const std::string& self,
+                const std::filesystem::path& dir, int clients, int calls, int idle, int large) {
+  Round r;
+  {
+    Process fx({fixture}, true, false);
+    r.direct = run_direct(fx, clients, calls);
+    r.direct_large = run_direct(fx, 1, large, "echo", false, large_text());
+    fx.stop(false);
+  }
+  // The same stdio load through `sluice serve` (one session, fx__echo): the gateway's own
+  // cost, apart from what the HTTP transport adds.
+  {
+    const std::string config = (dir / "stdio-mcp.json").string();
+    std::ofstream(config) << R"({"mcpServers":{"fx":{"command":)"
+                          << bj::serialize(bj::value(fixture)) << "}}}";
+    Process sl({sluice, "serve", "--no-discover", "--config", config, "--expose", "all",
+                "--log-level", "warn"},
+               true, true);
+    r.via_stdio = run_direct(sl, clients, calls, "fx__echo", true);
+    sl.stop(false);
+  }
+  r.floor = run_floor(self, dir, clients, calls, large);
+  r.http = run_http(sluice, fixture, dir, clients, calls, idle, large);
+  return r;
+}
+
+double ratio(double a, double b) { return a / std::max(1e-9, b); }
+
+// The median over the rounds of what `of` takes from each (an even count takes the upper).
+template <typename Of>
+double median_over(const std::vector<Round>& rounds, Of of) {
+  std::vector<double> v;
+  for (const Round& r : rounds) v.push_back(of(r));
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename Pick>
+Stats median_stats(const std::vector<Round>& rounds, Pick pick) {
+  Stats m;
+  m.calls_per_s = median_over(rounds, [&](const Round& r) { return pick(r).calls_per_s; });
+  m.p50_us = median_over(rounds, [&](const Round& r) { return pick(r).p50_us; });
+  m.p99_us = median_over(rounds, [&](const Round& r) { return pick(r).p99_us; });
+  m.cpu_us_per_call = median_over(rounds, [&](const Round& r) { return pick(r).cpu_us_per_call; });
+  return m;
+}
+
+// The budgets' ratios of one round: each from loads run close together in time.
+double http_floor_throughput(const Round& r) {
+  return ratio(r.http.load.calls_per_s, r.floor.load.calls_per_s);
+}
+double http_stdio_cpu(const Round& r) {
+  return ratio(r.http.load.cpu_us_per_call, r.via_stdio.cpu_us_per_call);
+}
+double large_http_direct(const Round& r) {
+  return ratio(r.http.large.p50_us, r.direct_large.p50_us);
+}
+
+void report(const std::vector<Round>& rounds, int clients, int calls, int idle, int large) {
+  std::printf("medians of %zu round(s); each round runs every path in turn\n", rounds.size());
+  const Stats direct = median_stats(rounds, [](const Round& r) { return r.direct; });
+  const Stats via_stdio = median_stats(rounds, [](const Round& r) { return r.via_stdio; });
+  const Stats floor = median_stats(rounds, [](const Round& r) { return r.floor.load; });
+  const Stats http = median_stats(rounds, [](const Round& r) { return r.http.load; });
+  print_stats("direct stdio   ", clients, calls, direct);
+  print_stats("sluice stdio   ", clients, calls, via_stdio);
+  std::printf("ratio stdio/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
+              median_over(rounds,
+                          [](const Round& r) {
+                            return ratio(r.via_stdio.calls_per_s, r.direct.calls_per_s);
+                          }),
+              ratio(via_stdio.p50_us, direct.p50_us), ratio(via_stdio.p99_us, direct.p99_us));
+  print_stats("http floor     ", clients, calls, floor);
+  print_stats("sluice http    ", clients, calls, http);
+  std::printf("ratio http/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
+              median_over(rounds,
+                          [](const Round& r) {
+                            return ratio(r.http.load.calls_per_s, r.direct.calls_per_s);
+                          }),
+              ratio(http.p50_us, direct.p50_us), ratio(http.p99_us, direct.p99_us));
+  std::printf("ratio http/floor: throughput %.3g (budget >= 0.5)\n",
+              median_over(rounds, http_floor_throughput));
+  std::printf("ratio sluice cpu per call http/stdio: %.2f (budget <= 2)\n",
+              median_over(rounds, http_stdio_cpu));
+  std::printf(
+      "1 MiB echo     : %d sequential calls, p50 direct stdio %.2f ms, http floor %.2f ms, "
+      "sluice http %.2f ms\n",
+      large, median_over(rounds, [](const Round& r) { return r.direct_large.p50_us; }) / 1e3,
+      median_over(rounds, [](const Round& r) { return r.floor.large.p50_us; }) / 1e3,
+      median_over(rounds, [](const Round& r) { return r.http.large.p50_us; }) / 1e3);
+  std::printf("ratio 1 MiB sluice http/direct: %.2f (budget <= 1.2), http floor/direct: %.2f\n",
+              median_over(rounds, large_http_direct), median_over(rounds, [](const Round& r) {
+                return ratio(r.floor.large.p50_us, r.direct_large.p50_us);
+              }));
+  if (rounds.size() > 1) {
+    std::printf("each round     : http/floor throughput, cpu http/stdio, 1 MiB http/direct:");
+    for (const Round& r : rounds) {
+      std::printf("  %.3g %.2f %.2f", http_floor_throughput(r), http_stdio_cpu(r),
+                  large_http_direct(r));
+    }
+    std::printf("\n");
+  }
+  const double grown = median_over(
+      rounds, [](const Round& r) { return double(r.http.rss_after_kib - r.http.rss_before_kib); });
+  std::printf(
+      "idle sessions  : %d, RSS %+.0f KiB (%.1f KiB per session), sluice RSS %.1f MiB, idle CPU "
+      "%.2f ms/s\n",
+      idle, grown, grown / idle,
+      median_over(rounds, [](const Round& r) { return double(r.http.rss_after_kib); }) / 1024.0,
+      median_over(rounds, [](const Round& r) { return r.http.idle_cpu_ms_per_s; }));
+  HttpTally tally;
+  for (const Round& r : rounds) {
+    tally.json_replies += r.http.tally.json_replies;
+    tally.sse_replies += r.http.tally.sse_replies;
+    tally.sse_priming += r.http.tally.sse_priming;
+    tally.server_closes += r.http.tally.server_closes;
+  }
+  std::printf("http replies   : %zu json, %zu sse (%zu priming events), %zu closed by server\n",
+              tally.json_replies, tally.sse_replies, tally.sse_priming, tally.server_closes);
+}
+
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   if (argc == 3 && std::strcmp(argv[1], "--responder") == 0) return run_responder(argv[2]);
-  if (argc < 3 || argc > 7) {
+  if (argc < 3 || argc > 8) {
     std::fprintf(stderr,
                  "usage: %s SLUICE FIXTURE [CALLS_PER_CLIENT=500] [CLIENTS=16] "
-                 "[IDLE_SESSIONS=100] [LARGE_CALLS=10]\n",
+                 "[IDLE_SESSIONS=100] [LARGE_CALLS=10] [ROUNDS=3]\n",
                  argv[0]);
     return 2;
   }
@@ -476,76 +610,30 @@ int main(int argc, char** argv) {
   const int clients = positive_arg(argc, argv, 4, 16, 1024);
   const int idle = positive_arg(argc, argv, 5, 100, 10'000);
   const int large = positive_arg(argc, argv, 6, 10, 10'000);
+  const int round_count = positive_arg(argc, argv, 7, 3, 100);
 
   char tmpl[] = "/tmp/sluice-http-load-XXXXXX";
   if (!mkdtemp(tmpl)) return 1;
   const std::filesystem::path dir = tmpl;
   int rc = 0;
   try {
-    Stats direct, direct_large;
-    {
-      Process fx({fixture}, true, false);
-      direct = run_direct(fx, clients, calls);
-      direct_large = run_direct(fx, 1, large, "echo", false, large_text());
-      fx.stop(false);
-    }
-    print_stats("direct stdio   ", clients, calls, direct);
-    std::fflush(stdout);
-    // The same stdio load through `sluice serve` (one session, fx__echo): the gateway's own
-    // cost, apart from what the HTTP transport adds.
-    Stats via_stdio;
-    {
-      const std::string config = (dir / "stdio-mcp.json").string();
-      std::ofstream(config) << R"({"mcpServers":{"fx":{"command":)"
-                            << bj::serialize(bj::value(fixture)) << "}}}";
-      Process sl({sluice, "serve", "--no-discover", "--config", config, "--expose", "all",
-                  "--log-level", "warn"},
-                 true, true);
-      via_stdio = run_direct(sl, clients, calls, "fx__echo", true);
-      sl.stop(false);
-    }
-    print_stats("sluice stdio   ", clients, calls, via_stdio);
-    std::printf("ratio stdio/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
-                via_stdio.calls_per_s / std::max(1e-9, direct.calls_per_s),
-                via_stdio.p50_us / std::max(1e-9, direct.p50_us),
-                via_stdio.p99_us / std::max(1e-9, direct.p99_us));
-    std::fflush(stdout);
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) throw ProtocolError("cannot read /proc/self/exe");
     self[len] = 0;
-    const FloorResult floor_result = run_floor(self, dir, clients, calls, large);
-    const Stats& floor = floor_result.load;
-    print_stats("http floor     ", clients, calls, floor);
-    std::fflush(stdout);
-    HttpResult h = run_http(sluice, fixture, dir, clients, calls, idle, large);
-    print_stats("sluice http    ", clients, calls, h.load);
-    std::printf("ratio http/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
-                h.load.calls_per_s / std::max(1e-9, direct.calls_per_s),
-                h.load.p50_us / std::max(1e-9, direct.p50_us),
-                h.load.p99_us / std::max(1e-9, direct.p99_us));
-    std::printf("ratio http/floor: throughput %.3g (budget >= 0.5)\n",
-                h.load.calls_per_s / std::max(1e-9, floor.calls_per_s));
-    std::printf("ratio sluice cpu per call http/stdio: %.2f (budget <= 2)\n",
-                h.load.cpu_us_per_call / std::max(1e-9, via_stdio.cpu_us_per_call));
-    std::printf(
-        "1 MiB echo     : %d sequential calls, p50 direct stdio %.2f ms, http floor %.2f ms, "
-        "sluice http %.2f ms\n",
-        large, direct_large.p50_us / 1e3, floor_result.large.p50_us / 1e3, h.large.p50_us / 1e3);
-    std::printf("ratio 1 MiB sluice http/direct: %.2f (budget <= 1.2), http floor/direct: %.2f\n",
-                h.large.p50_us / std::max(1e-9, direct_large.p50_us),
-                floor_result.large.p50_us / std::max(1e-9, direct_large.p50_us));
-    long grown = h.rss_after_kib - h.rss_before_kib;
-    std::printf(
-        "idle sessions  : %d, RSS %+ld KiB (%.1f KiB per session), sluice RSS %.1f MiB, idle CPU "
-        "%.2f ms/s\n",
-        idle, grown, static_cast<double>(grown) / idle,
-        static_cast<double>(h.rss_after_kib) / 1024.0, h.idle_cpu_ms_per_s);
-    std::printf("http replies   : %zu json, %zu sse (%zu priming events), %zu closed by server\n",
-                h.tally.json_replies, h.tally.sse_replies, h.tally.sse_priming,
-                h.tally.server_closes);
-    std::printf("sluice stop    : %s\n", h.exit.c_str());
-    if (!h.exit_ok) rc = 1;
+    std::vector<Round> rounds;
+    for (int i = 0; i < round_count; ++i) {
+      rounds.push_back(run_round(sluice, fixture, self, dir, clients, calls, idle, large));
+      std::fprintf(stderr, "http_load: round %d of %d done\n", i + 1, round_count);
+    }
+    report(rounds, clients, calls, idle, large);
+    for (const Round& r : rounds) {
+      if (!r.http.exit_ok) {
+        std::printf("sluice stop    : %s\n", r.http.exit.c_str());
+        rc = 1;
+      }
+    }
+    if (rc == 0) std::printf("sluice stop    : %s\n", rounds.back().http.exit.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "http_load: %s\n", e.what());
     rc = 1;
