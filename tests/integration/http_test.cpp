@@ -182,6 +182,24 @@ TEST_F(HttpFrontEnd, ACompletedCallStreamIsReplayedAfterItsPrimingEvent) {
   expect_serving();
 }
 
+// Sends a gateway.invoke of fx::slow (`ms` long) on `c` with `h` and reads its stream's head
+// and priming event: that event, or nullopt (the failure recorded).
+std::optional<SseEvent> open_slow_call(HttpConnection& c, const Headers& h, int ms) {
+  std::string call =
+      rpc("\"slow-1\"", "tools/call",
+          R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::slow","arguments":)"
+          R"({"ms":)" +
+              std::to_string(ms) + "}}}");
+  EXPECT_TRUE(c.send(http_request("POST", "/mcp", h, call)));
+  auto head = c.read_head();
+  EXPECT_TRUE(head && head->status == 200);
+  if (!head || head->status != 200) return std::nullopt;
+  auto priming = c.read_event();
+  EXPECT_TRUE(priming && priming->id) << "the call's stream opens with its priming event";
+  if (!priming || !priming->id) return std::nullopt;
+  return priming;
+}
+
 // A call that takes a while: its head and priming event leave once the short first-event
 // wait is over, while it still runs (so the client can resume from then on), not with its
 // answer. Ordered by state: the call is still pending when the priming event has arrived.
@@ -189,16 +207,11 @@ TEST_F(HttpFrontEnd, ASlowCallsHeadAndPrimingEventLeaveWhileItRuns) {
   start();
   auto sid = initialize();
   ASSERT_FALSE(sid.empty());
+  // The server runs first: a call waiting for its server to start is not listed as pending.
+  ASSERT_EQ(post(invoke_echo("1", "started"), headers(sid)).status, 200);
   HttpConnection c(port_);
-  ASSERT_TRUE(c.send(http_request(
-      "POST", "/mcp", headers(sid, "text/event-stream"),
-      rpc("\"slow-1\"", "tools/call",
-          R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::slow","arguments":)"
-          R"({"ms":2000}}})"))));
-  auto head = c.read_head();
-  ASSERT_TRUE(head && head->status == 200);
-  auto priming = c.read_event();
-  ASSERT_TRUE(priming && priming->id) << "the call's stream opens with its priming event";
+  auto priming = open_slow_call(c, headers(sid, "text/event-stream"), 2000);
+  ASSERT_TRUE(priming);
   EXPECT_EQ(priming->data, "");
   auto pending = post(rpc("2", "tools/call", R"({"name":"gateway.list_pending","arguments":{}})"),
                       headers(sid));
@@ -214,15 +227,8 @@ TEST_F(HttpFrontEnd, ACallWhoseStreamBrokeIsResumedAndItsResponseArrives) {
   std::string priming_id;
   {
     HttpConnection c(port_);
-    ASSERT_TRUE(c.send(http_request(
-        "POST", "/mcp", headers(sid, "text/event-stream"),
-        rpc("\"slow-1\"", "tools/call",
-            R"({"name":"gateway.invoke","arguments":{"tool_id":"fx::slow","arguments":)"
-            R"({"ms":1000}}})"))));
-    auto head = c.read_head();
-    ASSERT_TRUE(head && head->status == 200);
-    auto priming = c.read_event();
-    ASSERT_TRUE(priming && priming->id) << "the call's stream opens with its priming event";
+    auto priming = open_slow_call(c, headers(sid, "text/event-stream"), 1000);
+    ASSERT_TRUE(priming);
     priming_id = *priming->id;
   }  // the connection breaks; the call goes on
   HttpConnection again(port_);
