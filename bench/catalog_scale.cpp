@@ -7,6 +7,9 @@
 //      tool) against one direct start of the same server.
 //   4. N servers connected (autoStart) and idle: sluice's RSS and CPU, and a call's p50 with
 //      all of them running against the same with one server.
+//   5. the aggregate list (`--expose all`) of 3 servers of 500 tools each: the whole of
+//      tools/list, every page, against the three servers' own tools/list asked directly one
+//      after another (the target: no slower than their sum), the two alternated.
 // Usage: sluice_catalog_scale SLUICE FIXTURE [SERVERS=100] [TOOLS=100] [QUERIES=300] [START_MS=100]
 // The servers of step 1 take START_MS to start (--start-delay-ms), as real ones do (a node
 // server takes 100 ms or more); the fixture itself starts in a few ms.
@@ -19,8 +22,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <numeric>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -70,10 +77,9 @@ bj::object run_index(const Paths& p, const std::filesystem::path& config,
 // One MCP client session over a sluice's stdio.
 class Client {
  public:
-  Client(const Paths& p, const std::filesystem::path& config, const std::filesystem::path& state)
-      : proc_({p.sluice, "--no-discover", "--config", config.string(), "--state-dir",
-               state.string(), "--log-level", "error"},
-              true, true) {
+  Client(const Paths& p, const std::filesystem::path& config, const std::filesystem::path& state,
+         const std::vector<std::string>& flags = {})
+      : proc_(argv(p, config, state, flags), true, true) {
     request("initialize", R"({"protocolVersion":"2025-06-18","capabilities":{},)"
                           R"("clientInfo":{"name":"bench","version":"1"}})");
     proc_.write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
@@ -98,6 +104,14 @@ class Client {
   Process& process() { return proc_; }
 
  private:
+  static std::vector<std::string> argv(const Paths& p, const std::filesystem::path& config,
+                                       const std::filesystem::path& state,
+                                       const std::vector<std::string>& flags) {
+    std::vector<std::string> args{p.sluice,      "--no-discover", "--config",    config.string(),
+                                  "--state-dir", state.string(),  "--log-level", "error"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return args;
+  }
   Process proc_;
   int next_id_ = 0;
 };
@@ -259,6 +273,79 @@ void bench_connected(const Paths& p, std::size_t servers, std::size_t tools) {
              all.call_p50_us, servers, one.call_p50_us, all.call_p50_us / one.call_p50_us);
 }
 
+// The nextCursor of a list's answer (read as text: the answer's tail), or "" on its last page.
+std::string next_cursor(const std::string& answer) {
+  constexpr std::string_view kKey = R"("nextCursor":")";
+  const std::size_t at = answer.rfind(kKey);
+  if (at == std::string::npos) return "";
+  const std::size_t begin = at + kKey.size();
+  return answer.substr(begin, answer.find('"', begin) - begin);
+}
+
+// Step 5. Every answer is read as a line of text, not parsed, on both sides: the client's own
+// parsing would weigh the same bytes on each and hide the difference.
+void bench_aggregate_list(const Paths& p) {
+  constexpr std::size_t kServers = 3, kTools = 500, kRounds = 50;
+  std::vector<std::unique_ptr<Process>> direct;
+  for (std::size_t i = 0; i < kServers; ++i) {
+    direct.push_back(std::make_unique<Process>(
+        std::vector<std::string>{p.fixture, fmt::format("--name=own{}", i),
+                                 fmt::format("--tools={}", kTools)},
+        true, true));
+    direct.back()->write_line(
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+        R"("2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}})");
+    direct.back()->read_line();
+    direct.back()->write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  }
+  auto config = write_file(p.dir / "aggregate.json", fixture_config(p, kServers, kTools, "agg"));
+  Client c(p, config, p.dir / "aggregate-state", {"--expose", "all"});
+  Process& sluice = c.process();
+  int id = 1000;
+  std::size_t pages = 0, bytes = 0;
+  // The whole aggregate list, page by page; the first (untimed) starts the servers.
+  auto list_all = [&] {
+    std::string cursor;
+    pages = bytes = 0;
+    do {
+      const std::string params = cursor.empty() ? "{}" : R"({"cursor":")" + cursor + "\"}";
+      sluice.write_line(R"({"jsonrpc":"2.0","id":)" + std::to_string(++id) +
+                        R"(,"method":"tools/list","params":)" + params + "}");
+      // Notifications (a server's list changing as it starts) may come first.
+      const std::string mine = R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + ",";
+      std::string answer = sluice.read_line();
+      while (answer.compare(0, mine.size(), mine) != 0) answer = sluice.read_line();
+      if (answer.compare(mine.size(), 9, R"("result":)") != 0) {
+        throw sluice::bench::ProtocolError("the aggregate tools/list failed: " +
+                                           answer.substr(0, 200));
+      }
+      cursor = next_cursor(answer);
+      ++pages;
+      bytes += answer.size();
+    } while (!cursor.empty());
+  };
+  list_all();
+  std::vector<double> own_ms, aggregate_ms;
+  for (std::size_t round = 0; round < kRounds; ++round) {
+    auto t0 = Clock::now();
+    for (auto& fx : direct) {
+      fx->write_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+      fx->read_line();
+    }
+    own_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    t0 = Clock::now();
+    list_all();
+    aggregate_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  const double own = percentile(own_ms, 0.5), aggregate = percentile(aggregate_ms, 0.5);
+  fmt::print(
+      "aggregate list: {} servers x {} tools in {} page(s) ({} KiB), p50 {:.2f} ms; the "
+      "servers' own lists one after another {:.2f} ms: {:.2f}x (target <= 1): {}\n",
+      kServers, kTools, pages, bytes / 1024, aggregate, own, aggregate / own,
+      verdict(aggregate <= own));
+  for (auto& fx : direct) fx->stop(false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -281,6 +368,7 @@ int main(int argc, char** argv) {
     bench_search(p, servers, queries);
     bench_first_search(p, tools);
     bench_connected(p, servers, tools);
+    bench_aggregate_list(p);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "catalog_scale: %s\n", e.what());
     rc = 1;

@@ -62,13 +62,19 @@ std::string withheld(const config::AccessPolicy& access, config::Subject subject
 }
 
 // A listed tool's text (kept serialised by ToolEntry, always with one string "name") with
-// that name replaced in place by `name`: no parse or serialisation per tool.
-void append_renamed(std::string& out, std::string_view tool_text, std::string_view name) {
-  const std::string_view listed = *cj::member_span(tool_text, "name");
+// `prefix` (already JSON-escaped: the server's name and "__") put in front of that name, in
+// place: the name's text goes through as listed, escapes and all, so there is no parse,
+// decoding or serialisation per tool. An empty prefix leaves the text as it is.
+void append_renamed(std::string& out, std::string_view tool_text, std::string_view prefix) {
+  if (prefix.empty()) {
+    out.append(tool_text);
+    return;
+  }
+  const std::string_view listed = *cj::member_span(tool_text, "name");  // with its quotes
   const auto at = static_cast<std::size_t>(listed.data() - tool_text.data());
-  out.append(tool_text.substr(0, at));
-  out += cj::quote(name);
-  out.append(tool_text.substr(at + listed.size()));
+  out.append(tool_text.substr(0, at + 1));  // through the opening quote
+  out.append(prefix);
+  out.append(tool_text.substr(at + 1));
 }
 
 // A request for a URI no server lists: refused with the rule when the policy withholds it
@@ -127,11 +133,15 @@ std::string AggregateRouter::tools_page(std::string_view cursor,
     meta_list = bj::parse(meta_tools_json);
     meta = &meta_list.at("tools").as_array();
   }
-  std::vector<std::pair<const Downstream*, const ToolEntry*>> tools;
+  // Each server's public prefix, escaped once: its tools' names are spliced after it.
+  std::vector<std::string> prefixes;
+  std::vector<std::pair<std::size_t, const ToolEntry*>> tools;
   for (const auto& d : gateway_.fleet().servers()) {
+    const std::string prefix = cj::quote(public_name(*d, ""));
+    prefixes.push_back(prefix.substr(1, prefix.size() - 2));
     // A cached summary (a server that did not start) is no tool definition to list.
     for (const auto& tool : d->tools()) {
-      if (!tool.summary) tools.emplace_back(d.get(), &tool);
+      if (!tool.summary) tools.emplace_back(prefixes.size() - 1, &tool);
     }
   }
   const std::size_t meta_count = meta ? meta->size() : 0;
@@ -140,8 +150,8 @@ std::string AggregateRouter::tools_page(std::string_view cursor,
                                  if (i < meta_count) {
                                    out += bj::serialize((*meta)[i]);
                                  } else {
-                                   auto [d, tool] = tools[i - meta_count];
-                                   append_renamed(out, tool->raw, public_name(*d, tool->name));
+                                   auto [server, tool] = tools[i - meta_count];
+                                   append_renamed(out, tool->raw, prefixes[server]);
                                  }
                                });
 }
