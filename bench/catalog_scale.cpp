@@ -123,16 +123,24 @@ double percentile(std::vector<double> v, double q) {
 
 const char* verdict(bool ok) { return ok ? "ok" : "ABOVE TARGET"; }
 
+// The fixture named `name` with `tools` tools, started directly and initialized.
+std::unique_ptr<Process> open_direct(const Paths& p, const std::string& name, std::size_t tools) {
+  auto fx = std::make_unique<Process>(
+      std::vector<std::string>{p.fixture, "--name=" + name, fmt::format("--tools={}", tools)}, true,
+      true);
+  fx->write_line(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+                 R"("2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}})");
+  fx->read_line();
+  fx->write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  return fx;
+}
+
 // One direct start of the fixture: spawn, initialize, tools/list, in ms.
 double direct_start_ms(const Paths& p, std::size_t tools) {
   const auto began = Clock::now();
-  Process fx({p.fixture, "--name=direct", fmt::format("--tools={}", tools)}, true, true);
-  fx.write_line(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
-                R"("2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}})");
-  fx.read_line();
-  fx.write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
-  fx.write_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
-  fx.read_line();
+  auto fx = open_direct(p, "direct", tools);
+  fx->write_line(R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})");
+  fx->read_line();
   return std::chrono::duration<double, std::milli>(Clock::now() - began).count();
 }
 
@@ -288,15 +296,7 @@ void bench_aggregate_list(const Paths& p) {
   constexpr std::size_t kServers = 3, kTools = 500, kRounds = 50;
   std::vector<std::unique_ptr<Process>> direct;
   for (std::size_t i = 0; i < kServers; ++i) {
-    direct.push_back(std::make_unique<Process>(
-        std::vector<std::string>{p.fixture, fmt::format("--name=own{}", i),
-                                 fmt::format("--tools={}", kTools)},
-        true, true));
-    direct.back()->write_line(
-        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
-        R"("2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}})");
-    direct.back()->read_line();
-    direct.back()->write_line(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    direct.push_back(open_direct(p, fmt::format("own{}", i), kTools));
   }
   auto config = write_file(p.dir / "aggregate.json", fixture_config(p, kServers, kTools, "agg"));
   Client c(p, config, p.dir / "aggregate-state", {"--expose", "all"});

@@ -498,22 +498,13 @@ Round run_round(const std::string& sluice, const std::string& fixture, const std
 
 double ratio(double a, double b) { return a / std::max(1e-9, b); }
 
-// The median over the rounds of what `of` takes from each (an even count takes the upper).
-template <typename Of>
-double median_over(const std::vector<Round>& rounds, Of of) {
-  std::vector<double> v;
-  for (const Round& r : rounds) v.push_back(of(r));
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 template <typename Pick>
 Stats median_stats(const std::vector<Round>& rounds, Pick pick) {
   Stats m;
-  m.calls_per_s = median_over(rounds, [&](const Round& r) { return pick(r).calls_per_s; });
-  m.p50_us = median_over(rounds, [&](const Round& r) { return pick(r).p50_us; });
-  m.p99_us = median_over(rounds, [&](const Round& r) { return pick(r).p99_us; });
-  m.cpu_us_per_call = median_over(rounds, [&](const Round& r) { return pick(r).cpu_us_per_call; });
+  m.calls_per_s = median_by(rounds, [&](const Round& r) { return pick(r).calls_per_s; });
+  m.p50_us = median_by(rounds, [&](const Round& r) { return pick(r).p50_us; });
+  m.p99_us = median_by(rounds, [&](const Round& r) { return pick(r).p99_us; });
+  m.cpu_us_per_call = median_by(rounds, [&](const Round& r) { return pick(r).cpu_us_per_call; });
   return m;
 }
 
@@ -537,31 +528,31 @@ void report(const std::vector<Round>& rounds, int clients, int calls, int idle, 
   print_stats("direct stdio   ", clients, calls, direct);
   print_stats("sluice stdio   ", clients, calls, via_stdio);
   std::printf("ratio stdio/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
-              median_over(rounds,
-                          [](const Round& r) {
-                            return ratio(r.via_stdio.calls_per_s, r.direct.calls_per_s);
-                          }),
+              median_by(rounds,
+                        [](const Round& r) {
+                          return ratio(r.via_stdio.calls_per_s, r.direct.calls_per_s);
+                        }),
               ratio(via_stdio.p50_us, direct.p50_us), ratio(via_stdio.p99_us, direct.p99_us));
   print_stats("http floor     ", clients, calls, floor);
   print_stats("sluice http    ", clients, calls, http);
   std::printf("ratio http/direct: throughput %.3g  p50 %.1f  p99 %.1f\n",
-              median_over(rounds,
-                          [](const Round& r) {
-                            return ratio(r.http.load.calls_per_s, r.direct.calls_per_s);
-                          }),
+              median_by(rounds,
+                        [](const Round& r) {
+                          return ratio(r.http.load.calls_per_s, r.direct.calls_per_s);
+                        }),
               ratio(http.p50_us, direct.p50_us), ratio(http.p99_us, direct.p99_us));
   std::printf("ratio http/floor: throughput %.3g (budget >= 0.5)\n",
-              median_over(rounds, http_floor_throughput));
+              median_by(rounds, http_floor_throughput));
   std::printf("ratio sluice cpu per call http/stdio: %.2f (budget <= 2)\n",
-              median_over(rounds, http_stdio_cpu));
+              median_by(rounds, http_stdio_cpu));
   std::printf(
       "1 MiB echo     : %d sequential calls, p50 direct stdio %.2f ms, http floor %.2f ms, "
       "sluice http %.2f ms\n",
-      large, median_over(rounds, [](const Round& r) { return r.direct_large.p50_us; }) / 1e3,
-      median_over(rounds, [](const Round& r) { return r.floor.large.p50_us; }) / 1e3,
-      median_over(rounds, [](const Round& r) { return r.http.large.p50_us; }) / 1e3);
+      large, median_by(rounds, [](const Round& r) { return r.direct_large.p50_us; }) / 1e3,
+      median_by(rounds, [](const Round& r) { return r.floor.large.p50_us; }) / 1e3,
+      median_by(rounds, [](const Round& r) { return r.http.large.p50_us; }) / 1e3);
   std::printf("ratio 1 MiB sluice http/direct: %.2f (budget <= 1.2), http floor/direct: %.2f\n",
-              median_over(rounds, large_http_direct), median_over(rounds, [](const Round& r) {
+              median_by(rounds, large_http_direct), median_by(rounds, [](const Round& r) {
                 return ratio(r.floor.large.p50_us, r.direct_large.p50_us);
               }));
   if (rounds.size() > 1) {
@@ -572,14 +563,14 @@ void report(const std::vector<Round>& rounds, int clients, int calls, int idle, 
     }
     std::printf("\n");
   }
-  const double grown = median_over(
+  const double grown = median_by(
       rounds, [](const Round& r) { return double(r.http.rss_after_kib - r.http.rss_before_kib); });
   std::printf(
       "idle sessions  : %d, RSS %+.0f KiB (%.1f KiB per session), sluice RSS %.1f MiB, idle CPU "
       "%.2f ms/s\n",
       idle, grown, grown / idle,
-      median_over(rounds, [](const Round& r) { return double(r.http.rss_after_kib); }) / 1024.0,
-      median_over(rounds, [](const Round& r) { return r.http.idle_cpu_ms_per_s; }));
+      median_by(rounds, [](const Round& r) { return double(r.http.rss_after_kib); }) / 1024.0,
+      median_by(rounds, [](const Round& r) { return r.http.idle_cpu_ms_per_s; }));
   HttpTally tally;
   for (const Round& r : rounds) {
     tally.json_replies += r.http.tally.json_replies;

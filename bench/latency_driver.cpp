@@ -222,13 +222,8 @@ struct PathResult {
 };
 
 // Each figure's median over the rounds (an odd count is exact; an even one takes the upper).
-PathResult median_of(std::vector<PathResult> rounds) {
-  auto median = [&](auto field) {
-    std::vector<double> v;
-    for (const PathResult& r : rounds) v.push_back(field(r));
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
+PathResult median_of(const std::vector<PathResult>& rounds) {
+  auto median = [&](auto field) { return sluice::bench::median_by(rounds, field); };
   PathResult m;
   m.small.p50_us = median([](const PathResult& r) { return r.small.p50_us; });
   m.small.p99_us = median([](const PathResult& r) { return r.small.p99_us; });

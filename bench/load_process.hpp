@@ -1,7 +1,8 @@
 #pragma once
 // Child processes for the bench drivers: spawned with pipes or /dev/null, optionally leading
 // their own process group, stopped with a bounded wait (SIGKILL after it), line I/O with a
-// guard on every read, and the /proc readings the drivers report (children, VmRSS).
+// guard on every read, the /proc readings the drivers report (children, VmRSS), and the
+// median over rounds that the drivers print.
 // Every wait is bounded; nothing is left running.
 #include <fcntl.h>
 #include <poll.h>
@@ -11,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -311,6 +313,17 @@ inline double cpu_ns(pid_t pid) {
     if (in >> ns) total += ns;
   }
   return total;
+}
+
+// The median over `rounds` of what `of` takes from each (an odd count is exact; an even one
+// takes the upper).
+template <typename Round, typename Of>
+double median_by(const std::vector<Round>& rounds, Of of) {
+  std::vector<double> v;
+  v.reserve(rounds.size());
+  for (const Round& r : rounds) v.push_back(of(r));
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace sluice::bench
